@@ -1,0 +1,5 @@
+"""Pocket Satellite: an offline voice satellite for Home Assistant."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,86 @@
+"""The ``pocket-satellite`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .audio.io import open_source
+from .config import Config, ConfigError, load
+from .errors import SatelliteError
+from .pipeline import Pipeline
+
+EXIT_CONFIG = 2
+EXIT_RUNTIME = 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.func(args)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_CONFIG
+    except SatelliteError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_RUNTIME
+    except KeyboardInterrupt:
+        return 130
+    return result
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pocket-satellite",
+                                     description="Offline voice satellite for Home Assistant")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check-config", help="validate a configuration file")
+    check.add_argument("file", type=Path)
+    check.set_defaults(func=_check_config)
+
+    listen = sub.add_parser("listen", help="run the front end and print events as JSON lines")
+    listen.add_argument("--input", default=None,
+                        help="FILE.wav, alsa:DEVICE or - (raw 16 kHz mono S16LE on stdin); "
+                             "default: audio.input from the config")
+    listen.add_argument("--config", type=Path, default=None, help="YAML configuration file")
+    listen.add_argument("--max-seconds", type=float, default=None,
+                        help="stop after this much captured audio (ALSA input)")
+    listen.set_defaults(func=_listen)
+    return parser
+
+
+def _load_config(path: Path | None) -> Config:
+    return load(path) if path is not None else Config()
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    config = load(args.file)
+    print(f"{args.file}: OK (satellite {config.satellite.id!r}, "
+          f"wake words {', '.join(config.frontend.wake.models)})")
+    return 0
+
+
+def _listen(args: argparse.Namespace) -> int:
+    config = _load_config(args.config)
+    logging.basicConfig(level=config.logging.level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    spec = args.input or config.audio.input
+    print(f"listening on {spec} for {', '.join(config.frontend.wake.models)}",
+          file=sys.stderr)
+    pipeline = Pipeline.from_config(config)
+    source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
+    try:
+        for chunk in source:
+            for event in pipeline.process(chunk):
+                print(json.dumps(event.to_dict()), flush=True)
+    finally:
+        source.close()
+    return 0

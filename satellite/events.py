@@ -1,0 +1,202 @@
+"""Typed events that leave the frame loop.
+
+Every event is a frozen dataclass with a ``type`` name, ``to_dict`` and ``from_dict``;
+these dictionaries are the JSON that the CLI prints and MQTT carries. Fields whose
+metadata says ``serialize=False`` (audio) stay on the device and are not part of the dict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self, TypeVar, get_type_hints
+
+from .audio.chunk import AudioChunk
+
+_REGISTRY: dict[str, type[Event]] = {}
+
+E = TypeVar("E", bound="Event")
+
+
+class EventDecodeError(ValueError):
+    """A dictionary does not describe a valid event."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of all events. ``timestamp_seconds`` is seconds from the start of input."""
+
+    type_name: ClassVar[str] = ""
+
+    timestamp_seconds: float
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("type_name", "")
+        if name:
+            if name in _REGISTRY:
+                raise TypeError(f"Event type {name!r} is defined twice")
+            _REGISTRY[name] = cls
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with a ``type`` field; audio fields are left out."""
+        out: dict[str, Any] = {"type": self.type_name}
+        for f in dataclasses.fields(self):
+            if f.metadata.get("serialize", True):
+                out[f.name] = _plain(getattr(self, f.name))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Parse a dict made by ``to_dict``; raise EventDecodeError when it is invalid."""
+        if not isinstance(data, dict):
+            raise EventDecodeError(f"An event must be a JSON object, got {type(data).__name__}")
+        hints = get_type_hints(cls)
+        kwargs: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if not f.metadata.get("serialize", True):
+                continue
+            if f.name not in data:
+                if f.default is not dataclasses.MISSING or (
+                    f.default_factory is not dataclasses.MISSING
+                ):
+                    continue
+                raise EventDecodeError(f"{cls.type_name}: missing field {f.name!r}")
+            kwargs[f.name] = _check(cls.type_name, f.name, data[f.name], hints[f.name])
+        extra = set(data) - {f.name for f in dataclasses.fields(cls)} - {"type"}
+        if extra:
+            raise EventDecodeError(f"{cls.type_name}: unknown fields {sorted(extra)}")
+        return cls(**kwargs)
+
+
+def event_classes() -> dict[str, type[Event]]:
+    """All registered event classes by type name."""
+    return dict(_REGISTRY)
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Decode any registered event from its dict (uses the ``type`` field)."""
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise EventDecodeError("An event needs a string 'type' field")
+    cls = _REGISTRY.get(data["type"])
+    if cls is None:
+        raise EventDecodeError(f"Unknown event type {data['type']!r}")
+    return cls.from_dict(data)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _check(type_name: str, name: str, value: Any, hint: Any) -> Any:
+    """Validate a decoded JSON value against a simple annotation."""
+    allowed: tuple[type, ...]
+    optional = False
+    text = str(hint)
+    if hint is float:
+        allowed = (int, float)
+    elif hint is int:
+        allowed = (int,)
+    elif hint is str:
+        allowed = (str,)
+    elif hint is bool:
+        allowed = (bool,)
+    elif text in ("str | None", "typing.Optional[str]"):
+        allowed, optional = (str,), True
+    elif text in ("float | None", "typing.Optional[float]"):
+        allowed, optional = (int, float), True
+    elif text.startswith("tuple[str"):
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise EventDecodeError(f"{type_name}.{name}: expected a list of strings")
+        return tuple(value)
+    else:
+        return value
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) and hint is not bool:
+        raise EventDecodeError(f"{type_name}.{name}: expected a number, got a boolean")
+    if not isinstance(value, allowed):
+        raise EventDecodeError(
+            f"{type_name}.{name}: expected {allowed[0].__name__}, got {type(value).__name__}"
+        )
+    return float(value) if allowed[0] is int and len(allowed) == 2 else value
+
+
+def _audio_field() -> Any:
+    return field(default=None, repr=False, compare=False, metadata={"serialize": False})
+
+
+@dataclass(frozen=True)
+class WakeDetected(Event):
+    """A wake word was heard; the timestamp is when the detector fired."""
+
+    type_name: ClassVar[str] = "wake_detected"
+
+    wake_word: str
+    model: str
+    probability: float
+
+
+@dataclass(frozen=True)
+class StateChanged(Event):
+    """The satellite moved to another state (idle, listening, ...)."""
+
+    type_name: ClassVar[str] = "state_changed"
+
+    state: str
+    previous: str
+
+
+@dataclass(frozen=True)
+class SpeechStarted(Event):
+    """Speech began after the wake word; the timestamp is the estimated onset."""
+
+    type_name: ClassVar[str] = "speech_started"
+
+    utterance_id: str
+
+
+@dataclass(frozen=True)
+class UtteranceEnded(Event):
+    """A complete utterance, from speech onset to the end of speech.
+
+    ``timestamp_seconds`` is when the end was decided (after the trailing silence).
+    ``audio`` (not serialised) starts at ``audio_start_seconds``, which includes the
+    pre-roll before ``start_seconds``.
+    """
+
+    type_name: ClassVar[str] = "utterance_ended"
+
+    utterance_id: str
+    start_seconds: float
+    end_seconds: float
+    audio_start_seconds: float
+    reason: str
+    audio: AudioChunk | None = _audio_field()
+
+    @property
+    def duration_seconds(self) -> float:
+        """Speech duration from onset to end."""
+        return self.end_seconds - self.start_seconds
+
+
+@dataclass(frozen=True)
+class ListeningTimeout(Event):
+    """A wake word was heard but no speech followed in time."""
+
+    type_name: ClassVar[str] = "listening_timeout"
+
+    utterance_id: str
+
+
+@dataclass(frozen=True)
+class StageError(Event):
+    """A stage raised an exception; it was reset and listening went on."""
+
+    type_name: ClassVar[str] = "stage_error"
+
+    stage: str
+    error: str
+    message: str

@@ -1,0 +1,1 @@
+"""The audio front end: noise suppression, gain, VAD, wake word, utterance recorder."""

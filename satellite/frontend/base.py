@@ -1,0 +1,54 @@
+"""Protocols for the front-end engines. Every engine takes 10 ms pipeline frames."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..audio.chunk import AudioChunk
+
+
+class FrameFilter(Protocol):
+    """A stage that turns one 10 ms frame into another (noise suppression, gain)."""
+
+    name: str
+
+    def process(self, frame: AudioChunk) -> AudioChunk:
+        """Return the processed frame (same length, same timestamp)."""
+
+    def reset(self) -> None:
+        """Forget all state."""
+
+
+class VoiceActivityDetector(Protocol):
+    """Speech probability per 10 ms frame."""
+
+    name: str
+
+    def process(self, frame: AudioChunk) -> float:
+        """Probability (0-1) that the most recent audio, up to this frame, is speech."""
+
+    def reset(self) -> None:
+        """Forget all state."""
+
+
+@dataclass(frozen=True, slots=True)
+class WakeHit:
+    """A wake word detection."""
+
+    model: str
+    wake_word: str
+    probability: float
+    timestamp_seconds: float
+
+
+class WakeWordDetector(Protocol):
+    """Wake word detection on 10 ms frames."""
+
+    name: str
+
+    def process(self, frame: AudioChunk) -> WakeHit | None:
+        """Return a hit when a wake word ends in this frame."""
+
+    def reset(self) -> None:
+        """Forget all state."""

@@ -1,0 +1,210 @@
+"""Cut an utterance out of the frame stream: onset, pre-roll, trailing silence, limits.
+
+The recorder is pure logic over 10 ms frames and their speech probabilities.
+
+After a wake word the onset search starts ``WAKE_SEARCH_BACK_SECONDS`` before the
+detection, which lands inside or just after the wake word (microWakeWord fires
+~0.1-0.3 s after the word ends). Speech found there first is taken as the wake word's
+tail: the command's onset is the first speech that follows a short gap. If the person
+ran straight on without a gap, the onset is the detection time itself. In continuous
+mode (no wake word), every onset after silence starts an utterance.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from enum import Enum
+
+from ..audio.chunk import FRAME_MS, AudioChunk
+from ..config import RecorderSettings
+from ..events import Event, ListeningTimeout, SpeechStarted, UtteranceEnded
+
+#: How far before the wake detection the onset search begins, s.
+WAKE_SEARCH_BACK_SECONDS = 0.35
+#: Silence that separates the wake word from the command, s.
+WAKE_GAP_SECONDS = 0.08
+#: Longest the wake word's tail may run past the detection before it counts as command.
+WAKE_TAIL_LIMIT_SECONDS = 0.3
+#: Audio kept after the end of speech, s (unvoiced final consonants).
+TAIL_KEEP_SECONDS = 0.2
+#: Below ``threshold - hysteresis`` a frame counts as silence.
+HYSTERESIS = 0.15
+_FRAME_SECONDS = FRAME_MS / 1000.0
+
+
+class Phase(Enum):
+    """Where the recorder is in an utterance."""
+
+    IDLE = "idle"
+    WAKE_TAIL = "wake_tail"
+    AWAITING_ONSET = "awaiting_onset"
+    IN_SPEECH = "in_speech"
+
+
+class UtteranceRecorder:
+    """Turns (frame, speech probability) pairs into utterance events."""
+
+    def __init__(self, settings: RecorderSettings, threshold: float,
+                 continuous: bool = False) -> None:
+        self.settings = settings
+        self.threshold = threshold
+        self.continuous = continuous
+        self._pre_roll_seconds = settings.pre_roll_ms / 1000.0
+        history_frames = int(
+            (self._pre_roll_seconds + WAKE_SEARCH_BACK_SECONDS) / _FRAME_SECONDS) + 1
+        self._history: deque[AudioChunk] = deque(maxlen=history_frames)
+        self._counter = itertools.count(1)
+        self.reset()
+
+    # --- public -------------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        """Current phase."""
+        return self._phase
+
+    @property
+    def active(self) -> bool:
+        """True while an utterance is being looked for or recorded."""
+        return self._phase is not Phase.IDLE
+
+    def reset(self) -> None:
+        """Drop any utterance in progress (history of recent audio is kept)."""
+        self._frames: list[AudioChunk] = []
+        self._utterance_id = ""
+        self._wake_seconds = 0.0
+        self._speech_run_start: float | None = None
+        self._speech_run_seconds = 0.0
+        self._silence_seconds = 0.0
+        self._onset_seconds = 0.0
+        self._last_speech_end = 0.0
+        if self.continuous:
+            self._begin(Phase.AWAITING_ONSET, 0.0)
+        else:
+            self._phase = Phase.IDLE
+
+    def remember(self, frame: AudioChunk) -> None:
+        """Keep a frame heard while idle, for pre-roll."""
+        self._history.append(frame)
+
+    def start_after_wake(self, wake_seconds: float) -> list[AudioChunk]:
+        """Begin looking for the command; return the frames to run through the VAD now."""
+        self._begin(Phase.WAKE_TAIL, wake_seconds)
+        search_from = wake_seconds - WAKE_SEARCH_BACK_SECONDS
+        return [f for f in self._history if f.timestamp_seconds >= search_from - 1e-9]
+
+    def update(self, frame: AudioChunk, probability: float) -> list[Event]:
+        """Feed the next frame and its speech probability; return events it completes."""
+        if self._phase is Phase.IDLE:
+            self.remember(frame)
+            return []
+        if not self._frames or frame.timestamp_seconds > self._frames[-1].timestamp_seconds:
+            self._frames.append(frame)
+        if self.continuous and self._phase is Phase.AWAITING_ONSET:
+            self._trim_waiting_frames()
+        if not self._history or frame.timestamp_seconds > self._history[-1].timestamp_seconds:
+            self._history.append(frame)
+
+        start = frame.timestamp_seconds
+        end = frame.end_seconds
+        is_speech = probability >= self.threshold
+        is_silence = probability < self.threshold - HYSTERESIS
+        if is_speech:
+            if self._speech_run_start is None:
+                self._speech_run_start = start
+            self._speech_run_seconds += _FRAME_SECONDS
+            self._silence_seconds = 0.0
+            self._last_speech_end = end
+        elif is_silence:
+            self._speech_run_start = None
+            self._speech_run_seconds = 0.0
+            self._silence_seconds += _FRAME_SECONDS
+
+        if self._phase is Phase.WAKE_TAIL:
+            return self._wake_tail(end)
+        if self._phase is Phase.AWAITING_ONSET:
+            return self._awaiting_onset(end)
+        return self._in_speech(end)
+
+    # --- phases -------------------------------------------------------------------
+
+    def _wake_tail(self, now: float) -> list[Event]:
+        if self._silence_seconds >= WAKE_GAP_SECONDS:
+            self._phase = Phase.AWAITING_ONSET
+            return []
+        if now - self._wake_seconds >= WAKE_TAIL_LIMIT_SECONDS and self._speech_run_start:
+            return self._onset(self._wake_seconds)
+        return []
+
+    def _awaiting_onset(self, now: float) -> list[Event]:
+        min_speech = self.settings.min_speech_ms / 1000.0
+        if self._speech_run_start is not None and self._speech_run_seconds >= min_speech:
+            return self._onset(self._speech_run_start)
+        if (not self.continuous
+                and now - self._wake_seconds >= self.settings.listen_timeout_seconds):
+            event = ListeningTimeout(timestamp_seconds=now, utterance_id=self._utterance_id)
+            self.reset()
+            return [event]
+        return []
+
+    def _in_speech(self, now: float) -> list[Event]:
+        trailing = self.settings.trailing_silence_ms / 1000.0
+        if self._silence_seconds >= trailing:
+            return self._finish(now, "silence")
+        if now - self._onset_seconds >= self.settings.max_utterance_seconds:
+            self._last_speech_end = now
+            return self._finish(now, "max_length")
+        return []
+
+    # --- helpers ------------------------------------------------------------------
+
+    def _begin(self, phase: Phase, wake_seconds: float) -> None:
+        self._phase = phase
+        self._wake_seconds = wake_seconds
+        self._utterance_id = f"u{next(self._counter)}"
+        self._frames = []
+        self._speech_run_start = None
+        self._speech_run_seconds = 0.0
+        self._silence_seconds = 0.0
+
+    def _onset(self, onset_seconds: float) -> list[Event]:
+        self._phase = Phase.IN_SPEECH
+        self._onset_seconds = onset_seconds
+        self._silence_seconds = 0.0
+        audio_from = onset_seconds - self._pre_roll_seconds
+        first = self._frames[0].timestamp_seconds if self._frames else float("inf")
+        earlier = [f for f in self._history if f.timestamp_seconds < first]
+        self._frames = [f for f in earlier + self._frames
+                        if f.timestamp_seconds >= audio_from - 1e-9]
+        return [SpeechStarted(timestamp_seconds=onset_seconds, utterance_id=self._utterance_id)]
+
+    def _finish(self, now: float, reason: str) -> list[Event]:
+        keep_until = self._last_speech_end + TAIL_KEEP_SECONDS
+        frames = [f for f in self._frames if f.timestamp_seconds < keep_until]
+        audio = _join(frames)
+        event = UtteranceEnded(
+            timestamp_seconds=now,
+            utterance_id=self._utterance_id,
+            start_seconds=round(self._onset_seconds, 3),
+            end_seconds=round(self._last_speech_end, 3),
+            audio_start_seconds=round(audio.timestamp_seconds, 3),
+            reason=reason,
+            audio=audio,
+        )
+        if self.continuous:
+            self._begin(Phase.AWAITING_ONSET, now)
+        else:
+            self.reset()
+        return [event]
+
+    def _trim_waiting_frames(self) -> None:
+        """In continuous mode, do not grow while waiting: history covers the pre-roll."""
+        if len(self._frames) > 1:
+            del self._frames[:-1]
+
+
+def _join(frames: list[AudioChunk]) -> AudioChunk:
+    first = frames[0]
+    return AudioChunk(first.rate_hz, first.width_bytes, first.channels,
+                      b"".join(f.samples for f in frames), first.timestamp_seconds)

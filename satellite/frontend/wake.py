@@ -1,0 +1,67 @@
+"""Wake word detection with ``pymicro-wakeword`` and the models it ships."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..audio.chunk import AudioChunk
+from ..errors import MissingDependencyError
+from .base import WakeHit
+
+
+class MicroWakeWordDetector:
+    """One feature stream feeding one or more microWakeWord models.
+
+    A detection fires when a model's sliding-window probability passes its cutoff
+    (the model's own, or ``probability_cutoff`` when set); after a detection every
+    model is quiet for ``refractory_seconds``.
+    """
+
+    name = "wake"
+
+    def __init__(self, models: tuple[str, ...], probability_cutoff: float | None,
+                 refractory_seconds: float) -> None:
+        try:
+            from pymicro_wakeword import (  # noqa: PLC0415
+                MicroWakeWord,
+                MicroWakeWordFeatures,
+                Model,
+            )
+        except ImportError as err:
+            raise MissingDependencyError("pymicro-wakeword", None, "Wake word detection") \
+                from err
+        self._features_factory = MicroWakeWordFeatures
+        self._features: Any = MicroWakeWordFeatures()
+        self._models: list[Any] = [MicroWakeWord.from_builtin(Model(m)) for m in models]
+        self._cutoffs = [
+            probability_cutoff if probability_cutoff is not None else m.probability_cutoff
+            for m in self._models
+        ]
+        self.refractory_seconds = refractory_seconds
+        self._quiet_until = float("-inf")
+
+    @property
+    def model_names(self) -> list[str]:
+        """Ids of the loaded models."""
+        return [str(m.id) for m in self._models]
+
+    def process(self, frame: AudioChunk) -> WakeHit | None:
+        hit: WakeHit | None = None
+        now = frame.end_seconds
+        for features in self._features.process_streaming(frame.samples):
+            for model, cutoff in zip(self._models, self._cutoffs, strict=True):
+                probability = model.process_streaming_prob(features)
+                if probability is None or probability <= cutoff or now < self._quiet_until:
+                    continue
+                if hit is None or probability > hit.probability:
+                    hit = WakeHit(model=str(model.id), wake_word=str(model.wake_word),
+                                  probability=float(probability), timestamp_seconds=now)
+        if hit is not None:
+            self._quiet_until = now + self.refractory_seconds
+        return hit
+
+    def reset(self) -> None:
+        self._features = self._features_factory()
+        for model in self._models:
+            model.reset()
+        self._quiet_until = float("-inf")

@@ -1,0 +1,190 @@
+"""The frame loop: plain synchronous code, one 10 ms frame at a time.
+
+``Pipeline.process(chunk)`` takes audio of any size and format, cuts it into 10 ms
+frames and returns the events they produced. A stage that raises is logged, reported as
+a ``StageError`` event, reset, and replaced for that frame by a neutral result, so
+listening goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TypeVar
+
+from .audio.chunk import AudioChunk
+from .audio.framer import Framer
+from .config import Config
+from .events import Event, StageError, StateChanged, UtteranceEnded, WakeDetected
+from .frontend.base import FrameFilter, VoiceActivityDetector, WakeHit, WakeWordDetector
+from .frontend.gain import AutoGain
+from .frontend.noise import PassThrough, make_noise_suppressor
+from .frontend.recorder import UtteranceRecorder
+from .frontend.vad import make_vad
+from .frontend.wake import MicroWakeWordDetector
+
+_LOGGER = logging.getLogger(__name__)
+#: A failing stage is logged with its traceback at most this often, s (wall clock).
+ERROR_LOG_INTERVAL_SECONDS = 30.0
+
+T = TypeVar("T")
+
+
+class State(str, Enum):
+    """What the satellite is doing."""
+
+    IDLE = "idle"
+    LISTENING = "listening"
+
+
+@dataclass(slots=True)
+class Stages:
+    """The front-end stages the frame loop drives."""
+
+    noise: FrameFilter
+    gain: FrameFilter
+    vad: VoiceActivityDetector
+    wake: WakeWordDetector | None
+    recorder: UtteranceRecorder
+
+
+def build_stages(config: Config, continuous: bool = False) -> Stages:
+    """Build every stage from the configuration (loads the models)."""
+    fe = config.frontend
+    webrtc_agc = fe.noise.engine == "webrtc" and fe.gain.enabled
+    noise = make_noise_suppressor(
+        fe.noise.engine, fe.noise.suppression_db, fe.noise.webrtc_level,
+        webrtc_auto_gain_dbfs=min(31, max(0, round(-fe.gain.target_dbfs))) if webrtc_agc else 0,
+    )
+    gain: FrameFilter = (AutoGain(fe.gain.target_dbfs, fe.gain.max_gain_db)
+                         if fe.gain.enabled and not webrtc_agc else PassThrough("gain"))
+    wake = None if continuous else MicroWakeWordDetector(
+        fe.wake.models, fe.wake.probability_cutoff, fe.wake.refractory_seconds)
+    return Stages(
+        noise=noise,
+        gain=gain,
+        vad=make_vad(fe.vad.engine),
+        wake=wake,
+        recorder=UtteranceRecorder(fe.recorder, fe.vad.threshold, continuous=continuous),
+    )
+
+
+class Pipeline:
+    """Front end + wake word + utterance recorder as one synchronous frame loop.
+
+    With ``wake`` set to None the pipeline runs continuously: every utterance the VAD
+    finds is emitted, no wake word needed.
+    """
+
+    def __init__(self, stages: Stages) -> None:
+        self.stages = stages
+        self._framer = Framer()
+        self._state = State.LISTENING if stages.wake is None else State.IDLE
+        self._last_error_log: dict[str, float] = {}
+        self.errors_by_stage: dict[str, int] = {}
+
+    @classmethod
+    def from_config(cls, config: Config, continuous: bool = False) -> Pipeline:
+        """Build the stages from configuration."""
+        return cls(build_stages(config, continuous))
+
+    @property
+    def state(self) -> State:
+        """Current state."""
+        return self._state
+
+    def process(self, chunk: AudioChunk) -> list[Event]:
+        """Feed audio of any length; return the events it completed, in order."""
+        events: list[Event] = []
+        for frame in self._framer.push(chunk):
+            self._process_frame(frame, events)
+        return events
+
+    def reset(self) -> None:
+        """Reset every stage and return to the starting state."""
+        s = self.stages
+        for stage in (s.noise, s.gain, s.vad, s.wake, s.recorder):
+            if stage is not None:
+                stage.reset()
+        self._framer.reset()
+        self._state = State.LISTENING if s.wake is None else State.IDLE
+
+    # --- the loop ---------------------------------------------------------------------
+
+    def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
+        s = self.stages
+        clean = self._guard(s.noise, s.noise.process, frame, frame, events)
+        clean = self._guard(s.gain, s.gain.process, clean, clean, events)
+
+        hit: WakeHit | None = None
+        if s.wake is not None:
+            hit = self._guard(s.wake, s.wake.process, clean, None, events)
+
+        if not s.recorder.active:
+            s.recorder.remember(clean)
+            if hit is not None:
+                self._on_wake(hit, events)
+            return
+        probability = self._guard(s.vad, s.vad.process, clean, 0.0, events)
+        self._record(clean, probability, events)
+
+    def _on_wake(self, hit: WakeHit, events: list[Event]) -> None:
+        s = self.stages
+        events.append(WakeDetected(timestamp_seconds=round(hit.timestamp_seconds, 3),
+                                   wake_word=hit.wake_word, model=hit.model,
+                                   probability=round(hit.probability, 4)))
+        self._set_state(State.LISTENING, hit.timestamp_seconds, events)
+        s.vad.reset()
+        for past in s.recorder.start_after_wake(hit.timestamp_seconds):
+            probability = self._guard(s.vad, s.vad.process, past, 0.0, events)
+            self._record(past, probability, events)
+
+    def _record(self, frame: AudioChunk, probability: float, events: list[Event]) -> None:
+        recorder = self.stages.recorder
+        new = self._guard(recorder, lambda f: recorder.update(f, probability), frame, [],
+                          events)
+        events.extend(new)
+        if (self.stages.wake is not None and not recorder.active
+                and self._state is State.LISTENING):
+            when = new[-1].timestamp_seconds if new else frame.end_seconds
+            self._set_state(State.IDLE, when, events)
+        elif any(isinstance(e, UtteranceEnded) for e in new):
+            _LOGGER.debug("Utterance ended at %.2f s", frame.end_seconds)
+
+    def _set_state(self, state: State, when: float, events: list[Event]) -> None:
+        if state is not self._state:
+            events.append(StateChanged(timestamp_seconds=round(when, 3), state=state.value,
+                                       previous=self._state.value))
+            self._state = state
+
+    # --- supervisor -------------------------------------------------------------------
+
+    def _guard(self, stage: _Resettable, call: Callable[[AudioChunk], T], frame: AudioChunk,
+               fallback: T, events: list[Event]) -> T:
+        try:
+            return call(frame)
+        except Exception as err:  # noqa: BLE001 - the supervisor boundary
+            name = getattr(stage, "name", type(stage).__name__)
+            self.errors_by_stage[name] = self.errors_by_stage.get(name, 0) + 1
+            now = time.monotonic()
+            if now - self._last_error_log.get(name, -1e9) >= ERROR_LOG_INTERVAL_SECONDS:
+                self._last_error_log[name] = now
+                _LOGGER.exception("Stage %s failed (%d so far); resetting it", name,
+                                  self.errors_by_stage[name])
+            events.append(StageError(timestamp_seconds=round(frame.timestamp_seconds, 3),
+                                     stage=name, error=type(err).__name__, message=str(err)))
+            try:
+                stage.reset()
+            except Exception:  # noqa: BLE001
+                _LOGGER.exception("Stage %s also failed to reset", name)
+            return fallback
+
+
+class _Resettable:
+    """Anything with ``reset()`` (for typing the supervisor)."""
+
+    def reset(self) -> None:  # pragma: no cover - protocol only
+        """Forget all state."""
