@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install what is needed, then lint, type-check and run the test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="$(bash scripts/bootstrap.sh | tail -n 1)"
+echo ">> ruff" >&2
+"$VENV/bin/ruff" check satellite tests bench
+echo ">> mypy --strict" >&2
+"$VENV/bin/mypy"
+echo ">> pytest" >&2
+"$VENV/bin/pytest" "$@"
