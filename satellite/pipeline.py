@@ -63,12 +63,15 @@ def build_stages(config: Config, continuous: bool = False) -> Stages:
                          if fe.gain.enabled and not webrtc_agc else PassThrough("gain"))
     wake = None if continuous else MicroWakeWordDetector(
         fe.wake.models, fe.wake.probability_cutoff, fe.wake.refractory_seconds)
+    vad = make_vad(fe.vad.engine)
     return Stages(
         noise=noise,
         gain=gain,
-        vad=make_vad(fe.vad.engine),
+        vad=vad,
         wake=wake,
-        recorder=UtteranceRecorder(fe.recorder, fe.vad.threshold, continuous=continuous),
+        recorder=UtteranceRecorder(fe.recorder, fe.vad.threshold, continuous=continuous,
+                                   lag_seconds=vad.lag_seconds,
+                                   warm_up_seconds=vad.warm_up_seconds),
     )
 
 
@@ -117,11 +120,12 @@ class Pipeline:
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
         clean = self._guard(s.noise, s.noise.process, frame, frame, events)
-        clean = self._guard(s.gain, s.gain.process, clean, clean, events)
-
+        # The wake word model normalises its own features (PCAN); it hears better before
+        # our gain stage than after it, so it listens to the denoised, ungained audio.
         hit: WakeHit | None = None
         if s.wake is not None:
             hit = self._guard(s.wake, s.wake.process, clean, None, events)
+        clean = self._guard(s.gain, s.gain.process, clean, clean, events)
 
         if not s.recorder.active:
             s.recorder.remember(clean)
@@ -138,7 +142,10 @@ class Pipeline:
                                    probability=round(hit.probability, 4)))
         self._set_state(State.LISTENING, hit.timestamp_seconds, events)
         s.vad.reset()
-        for past in s.recorder.start_after_wake(hit.timestamp_seconds):
+        warm_up, search = s.recorder.start_after_wake(hit.timestamp_seconds)
+        for past in warm_up:
+            self._guard(s.vad, s.vad.process, past, 0.0, events)
+        for past in search:
             probability = self._guard(s.vad, s.vad.process, past, 0.0, events)
             self._record(past, probability, events)
 

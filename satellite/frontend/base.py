@@ -24,6 +24,10 @@ class VoiceActivityDetector(Protocol):
     """Speech probability per 10 ms frame."""
 
     name: str
+    #: How late the probability follows the audio, s (subtracted from onsets and ends).
+    lag_seconds: float
+    #: Audio a freshly reset detector needs before its output means anything, s.
+    warm_up_seconds: float
 
     def process(self, frame: AudioChunk) -> float:
         """Probability (0-1) that the most recent audio, up to this frame, is speech."""

@@ -22,8 +22,9 @@ from ..events import Event, ListeningTimeout, SpeechStarted, UtteranceEnded
 
 #: How far before the wake detection the onset search begins, s.
 WAKE_SEARCH_BACK_SECONDS = 0.35
-#: Silence that separates the wake word from the command, s.
-WAKE_GAP_SECONDS = 0.08
+#: Silence that separates the wake word from the command, s. Longer than the stop
+#: closures inside "okay nabu" (~60-100 ms), which must not count as a gap.
+WAKE_GAP_SECONDS = 0.15
 #: Longest the wake word's tail may run past the detection before it counts as command.
 WAKE_TAIL_LIMIT_SECONDS = 0.3
 #: Audio kept after the end of speech, s (unvoiced final consonants).
@@ -46,13 +47,16 @@ class UtteranceRecorder:
     """Turns (frame, speech probability) pairs into utterance events."""
 
     def __init__(self, settings: RecorderSettings, threshold: float,
-                 continuous: bool = False) -> None:
+                 continuous: bool = False, lag_seconds: float = 0.0,
+                 warm_up_seconds: float = 0.5) -> None:
         self.settings = settings
         self.threshold = threshold
+        self.lag_seconds = lag_seconds
         self.continuous = continuous
         self._pre_roll_seconds = settings.pre_roll_ms / 1000.0
-        history_frames = int(
-            (self._pre_roll_seconds + WAKE_SEARCH_BACK_SECONDS) / _FRAME_SECONDS) + 1
+        history_seconds = WAKE_SEARCH_BACK_SECONDS + max(self._pre_roll_seconds,
+                                                         warm_up_seconds)
+        history_frames = int(history_seconds / _FRAME_SECONDS) + 1
         self._history: deque[AudioChunk] = deque(maxlen=history_frames)
         self._counter = itertools.count(1)
         self.reset()
@@ -88,11 +92,19 @@ class UtteranceRecorder:
         """Keep a frame heard while idle, for pre-roll."""
         self._history.append(frame)
 
-    def start_after_wake(self, wake_seconds: float) -> list[AudioChunk]:
-        """Begin looking for the command; return the frames to run through the VAD now."""
+    def start_after_wake(self, wake_seconds: float) -> tuple[list[AudioChunk], list[AudioChunk]]:
+        """Begin looking for the command after a wake word.
+
+        Returns ``(warm_up, search)``: run both through a freshly reset VAD now, but pass
+        only the ``search`` frames (and their probabilities) to ``update``. A VAD starts
+        cold and reports low probabilities for its first ~150 ms, which must not be
+        mistaken for the gap after the wake word.
+        """
         self._begin(Phase.WAKE_TAIL, wake_seconds)
-        search_from = wake_seconds - WAKE_SEARCH_BACK_SECONDS
-        return [f for f in self._history if f.timestamp_seconds >= search_from - 1e-9]
+        search_from = wake_seconds - WAKE_SEARCH_BACK_SECONDS - 1e-9
+        warm_up = [f for f in self._history if f.timestamp_seconds < search_from]
+        search = [f for f in self._history if f.timestamp_seconds >= search_from]
+        return warm_up, search
 
     def update(self, frame: AudioChunk, probability: float) -> list[Event]:
         """Feed the next frame and its speech probability; return events it completes."""
@@ -112,10 +124,10 @@ class UtteranceRecorder:
         is_silence = probability < self.threshold - HYSTERESIS
         if is_speech:
             if self._speech_run_start is None:
-                self._speech_run_start = start
+                self._speech_run_start = start - self.lag_seconds
             self._speech_run_seconds += _FRAME_SECONDS
             self._silence_seconds = 0.0
-            self._last_speech_end = end
+            self._last_speech_end = end - self.lag_seconds
         elif is_silence:
             self._speech_run_start = None
             self._speech_run_seconds = 0.0
