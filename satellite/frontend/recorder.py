@@ -155,7 +155,7 @@ class UtteranceRecorder:
             return self._onset(self._speech_run_start)
         if (not self.continuous
                 and now - self._wake_seconds >= self.settings.listen_timeout_seconds):
-            event = ListeningTimeout(timestamp_seconds=now, utterance_id=self._utterance_id)
+            event = ListeningTimeout(timestamp_seconds=round(now, 3), utterance_id=self._utterance_id)
             self.reset()
             return [event]
         return []
@@ -189,14 +189,14 @@ class UtteranceRecorder:
         earlier = [f for f in self._history if f.timestamp_seconds < first]
         self._frames = [f for f in earlier + self._frames
                         if f.timestamp_seconds >= audio_from - 1e-9]
-        return [SpeechStarted(timestamp_seconds=onset_seconds, utterance_id=self._utterance_id)]
+        return [SpeechStarted(timestamp_seconds=round(onset_seconds, 3), utterance_id=self._utterance_id)]
 
     def _finish(self, now: float, reason: str) -> list[Event]:
         keep_until = self._last_speech_end + TAIL_KEEP_SECONDS
         frames = [f for f in self._frames if f.timestamp_seconds < keep_until]
         audio = _join(frames)
         event = UtteranceEnded(
-            timestamp_seconds=now,
+            timestamp_seconds=round(now, 3),
             utterance_id=self._utterance_id,
             start_seconds=round(self._onset_seconds, 3),
             end_seconds=round(self._last_speech_end, 3),
