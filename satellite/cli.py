@@ -37,8 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pocket-satellite",
-                                     description="Offline voice satellite for Home Assistant")
+    parser = argparse.ArgumentParser(
+        prog="pocket-satellite", description="Offline voice satellite for Home Assistant"
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -47,12 +48,19 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_check_config)
 
     listen = sub.add_parser("listen", help="run the front end and print events as JSON lines")
-    listen.add_argument("--input", default=None,
-                        help="FILE.wav, alsa:DEVICE or - (raw 16 kHz mono S16LE on stdin); "
-                             "default: audio.input from the config")
+    listen.add_argument(
+        "--input",
+        default=None,
+        help="FILE.wav, alsa:DEVICE or - (raw 16 kHz mono S16LE on stdin); "
+        "default: audio.input from the config",
+    )
     listen.add_argument("--config", type=Path, default=None, help="YAML configuration file")
-    listen.add_argument("--max-seconds", type=float, default=None,
-                        help="stop after this much captured audio (ALSA input)")
+    listen.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        help="stop after this much captured audio (ALSA input)",
+    )
     listen.set_defaults(func=_listen)
     return parser
 
@@ -63,18 +71,22 @@ def _load_config(path: Path | None) -> Config:
 
 def _check_config(args: argparse.Namespace) -> int:
     config = load(args.file)
-    print(f"{args.file}: OK (satellite {config.satellite.id!r}, "
-          f"wake words {', '.join(config.frontend.wake.models)})")
+    print(
+        f"{args.file}: OK (satellite {config.satellite.id!r}, "
+        f"wake words {', '.join(config.frontend.wake.models)})"
+    )
     return 0
 
 
 def _listen(args: argparse.Namespace) -> int:
     config = _load_config(args.config)
-    logging.basicConfig(level=config.logging.level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=config.logging.level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     spec = args.input or config.audio.input
-    print(f"listening on {spec} for {', '.join(config.frontend.wake.models)}",
-          file=sys.stderr)
+    print(f"listening on {spec} for {', '.join(config.frontend.wake.models)}", file=sys.stderr)
     pipeline = Pipeline.from_config(config)
     source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
     try:
@@ -83,4 +95,10 @@ def _listen(args: argparse.Namespace) -> int:
                 print(json.dumps(event.to_dict()), flush=True)
     finally:
         source.close()
+    xruns = getattr(source, "xruns", 0)
+    dropped = getattr(source, "dropped_chunks", 0)
+    if xruns or dropped:
+        print(
+            f"audio input: {xruns} xrun(s) recovered, {dropped} chunk(s) dropped", file=sys.stderr
+        )
     return 0

@@ -41,11 +41,13 @@ class ConfigError(SatelliteError):
 def _number(low: float, high: float, unit: str = "") -> Callable[[Any], float]:
     def check(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise vol.Invalid(f"expected a number, got {value!r}. Fix: use a number from "
-                              f"{low} to {high}{unit}")
+            raise vol.Invalid(
+                f"expected a number, got {value!r}. Fix: use a number from {low} to {high}{unit}"
+            )
         if not low <= value <= high:
-            raise vol.Invalid(f"{value} is out of range. Fix: use a value from {low} to "
-                              f"{high}{unit}")
+            raise vol.Invalid(
+                f"{value} is out of range. Fix: use a value from {low} to {high}{unit}"
+            )
         return float(value)
 
     return check
@@ -54,11 +56,14 @@ def _number(low: float, high: float, unit: str = "") -> Callable[[Any], float]:
 def _integer(low: int, high: int, unit: str = "") -> Callable[[Any], int]:
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise vol.Invalid(f"expected a whole number, got {value!r}. Fix: use a whole "
-                              f"number from {low} to {high}{unit}")
+            raise vol.Invalid(
+                f"expected a whole number, got {value!r}. Fix: use a whole "
+                f"number from {low} to {high}{unit}"
+            )
         if not low <= value <= high:
-            raise vol.Invalid(f"{value} is out of range. Fix: use a whole number from {low} "
-                              f"to {high}{unit}")
+            raise vol.Invalid(
+                f"{value} is out of range. Fix: use a whole number from {low} to {high}{unit}"
+            )
         return value
 
     return check
@@ -67,8 +72,9 @@ def _integer(low: int, high: int, unit: str = "") -> Callable[[Any], int]:
 def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if value not in options:
-            raise vol.Invalid(f"{value!r} is not a valid choice. Fix: use one of "
-                              f"{', '.join(options)}")
+            raise vol.Invalid(
+                f"{value!r} is not a valid choice. Fix: use one of {', '.join(options)}"
+            )
         return str(value)
 
     return check
@@ -97,12 +103,15 @@ def _wake_models(value: Any) -> tuple[str, ...]:
     if isinstance(value, tuple):
         value = list(value)
     if not isinstance(value, list) or not value:
-        raise vol.Invalid(f"expected a non-empty list of wake words, got {value!r}. Fix: "
-                          f"list one or more of {', '.join(WAKE_MODELS)}")
+        raise vol.Invalid(
+            f"expected a non-empty list of wake words, got {value!r}. Fix: "
+            f"list one or more of {', '.join(WAKE_MODELS)}"
+        )
     for item in value:
         if item not in WAKE_MODELS:
-            raise vol.Invalid(f"unknown wake word {item!r}. Fix: use one or more of "
-                              f"{', '.join(WAKE_MODELS)}")
+            raise vol.Invalid(
+                f"unknown wake word {item!r}. Fix: use one or more of {', '.join(WAKE_MODELS)}"
+            )
     if len(set(value)) != len(value):
         raise vol.Invalid("a wake word is listed twice. Fix: list each wake word once")
     return tuple(value)
@@ -113,8 +122,10 @@ def _mapping(schema: vol.Schema) -> Callable[[Any], Any]:
         if value is None:
             value = {}
         if not isinstance(value, dict):
-            raise vol.Invalid(f"expected a mapping of options, got {value!r}. Fix: indent "
-                              "the options under this key, or remove the key")
+            raise vol.Invalid(
+                f"expected a mapping of options, got {value!r}. Fix: indent "
+                "the options under this key, or remove the key"
+            )
         return schema(value)
 
     return check
@@ -170,29 +181,45 @@ def _section(cls: type[_Section]) -> Any:
 class SatelliteSettings(_Section):
     """Identity of this satellite."""
 
-    id: str = _opt("pocket_satellite", _pattern(
-        r"[a-z0-9_]{1,32}",
-        "a valid id. Fix: use 1-32 lower-case letters, digits or underscores"),
-        "MQTT id: 1-32 of a-z, 0-9, _")
-    name: str = _opt("Pocket Satellite", _pattern(
-        r".{1,64}", "a valid name. Fix: use 1-64 characters"), "Display name")
-    language: str = _opt("en", _pattern(
-        r"[a-z]{2}(_[A-Z]{2})?",
-        "a language code. Fix: use a code like en or en_GB"), "Language code, e.g. en")
+    id: str = _opt(
+        "pocket_satellite",
+        _pattern(
+            r"[a-z0-9_]{1,32}",
+            "a valid id. Fix: use 1-32 lower-case letters, digits or underscores",
+        ),
+        "MQTT id: 1-32 of a-z, 0-9, _",
+    )
+    name: str = _opt(
+        "Pocket Satellite",
+        _pattern(r".{1,64}", "a valid name. Fix: use 1-64 characters"),
+        "Display name",
+    )
+    language: str = _opt(
+        "en",
+        _pattern(r"[a-z]{2}(_[A-Z]{2})?", "a language code. Fix: use a code like en or en_GB"),
+        "Language code, e.g. en",
+    )
 
 
 @dataclass(frozen=True)
 class AudioSettings(_Section):
     """Where audio comes from and goes to."""
 
-    input: str = _opt("alsa:default", _pattern(
-        r".+", "an input. Fix: write alsa:DEVICE, a .wav path or -"),
-        "alsa:DEVICE, a WAV path, or - for raw 16 kHz mono S16 on stdin")
-    output: str = _opt("alsa:default", _pattern(
-        r".+", "an output. Fix: write alsa:DEVICE, a .wav path or null"),
-        "alsa:DEVICE, a WAV path, or null")
-    queue_ms: int = _opt(2000, _integer(100, 60000, " ms"),
-                         "Bound of the capture and playback queues, ms (100-60000)")
+    input: str = _opt(
+        "alsa:default",
+        _pattern(r".+", "an input. Fix: write alsa:DEVICE, a .wav path or -"),
+        "alsa:DEVICE, a WAV path, or - for raw 16 kHz mono S16 on stdin",
+    )
+    output: str = _opt(
+        "alsa:default",
+        _pattern(r".+", "an output. Fix: write alsa:DEVICE, a .wav path or null"),
+        "alsa:DEVICE, a WAV path, or null",
+    )
+    queue_ms: int = _opt(
+        2000,
+        _integer(100, 60000, " ms"),
+        "Bound of the capture and playback queues, ms (100-60000)",
+    )
 
 
 @dataclass(frozen=True)
@@ -200,8 +227,9 @@ class NoiseSettings(_Section):
     """Noise suppression on 10 ms frames."""
 
     engine: str = _opt("speex", _choice(NOISE_ENGINES), "speex, webrtc or off")
-    suppression_db: int = _opt(30, _integer(0, 60, " dB"),
-                               "speex: maximum attenuation of noise, dB (0-60)")
+    suppression_db: int = _opt(
+        30, _integer(0, 60, " dB"), "speex: maximum attenuation of noise, dB (0-60)"
+    )
     webrtc_level: int = _opt(2, _integer(0, 4), "webrtc: suppression level (0-4)")
 
 
@@ -210,10 +238,10 @@ class GainSettings(_Section):
     """Automatic gain control after noise suppression."""
 
     enabled: bool = _opt(True, _boolean, "Apply automatic gain")
-    target_dbfs: float = _opt(-20.0, _number(-40.0, -3.0, " dBFS"),
-                              "Speech level to aim for, dBFS (-40 to -3)")
-    max_gain_db: float = _opt(24.0, _number(0.0, 40.0, " dB"),
-                              "Largest gain applied, dB (0-40)")
+    target_dbfs: float = _opt(
+        -20.0, _number(-40.0, -3.0, " dBFS"), "Speech level to aim for, dBFS (-40 to -3)"
+    )
+    max_gain_db: float = _opt(24.0, _number(0.0, 40.0, " dB"), "Largest gain applied, dB (0-40)")
 
 
 @dataclass(frozen=True)
@@ -228,28 +256,36 @@ class VadSettings(_Section):
 class WakeSettings(_Section):
     """Wake word detection."""
 
-    models: tuple[str, ...] = field(default=("okay_nabu",), metadata={
-        "check": _wake_models, "doc": "Wake words to listen for"})
-    probability_cutoff: float | None = _opt(None, _optional(_number(0.1, 0.99)),
-                                            "Detection threshold (0.1-0.99); null = model's own")
-    refractory_seconds: float = _opt(2.0, _number(0.0, 30.0, " s"),
-                                     "Ignore further detections for this long, s (0-30)")
+    models: tuple[str, ...] = field(
+        default=("okay_nabu",), metadata={"check": _wake_models, "doc": "Wake words to listen for"}
+    )
+    probability_cutoff: float | None = _opt(
+        None, _optional(_number(0.1, 0.99)), "Detection threshold (0.1-0.99); null = model's own"
+    )
+    refractory_seconds: float = _opt(
+        2.0, _number(0.0, 30.0, " s"), "Ignore further detections for this long, s (0-30)"
+    )
 
 
 @dataclass(frozen=True)
 class RecorderSettings(_Section):
     """How an utterance is cut out of the stream after the wake word."""
 
-    pre_roll_ms: int = _opt(500, _integer(300, 2000, " ms"),
-                            "Audio kept from before the onset, ms (300-2000)")
-    trailing_silence_ms: int = _opt(700, _integer(100, 5000, " ms"),
-                                    "Silence that ends an utterance, ms (100-5000)")
-    max_utterance_seconds: float = _opt(15.0, _number(1.0, 120.0, " s"),
-                                        "Longest utterance, s (1-120)")
-    listen_timeout_seconds: float = _opt(5.0, _number(0.5, 60.0, " s"),
-                                         "Give up when no speech follows the wake word, s")
-    min_speech_ms: int = _opt(90, _integer(30, 1000, " ms"),
-                              "Speech needed to count as an onset, ms (30-1000)")
+    pre_roll_ms: int = _opt(
+        500, _integer(300, 2000, " ms"), "Audio kept from before the onset, ms (300-2000)"
+    )
+    trailing_silence_ms: int = _opt(
+        700, _integer(100, 5000, " ms"), "Silence that ends an utterance, ms (100-5000)"
+    )
+    max_utterance_seconds: float = _opt(
+        15.0, _number(1.0, 120.0, " s"), "Longest utterance, s (1-120)"
+    )
+    listen_timeout_seconds: float = _opt(
+        5.0, _number(0.5, 60.0, " s"), "Give up when no speech follows the wake word, s"
+    )
+    min_speech_ms: int = _opt(
+        90, _integer(30, 1000, " ms"), "Speech needed to count as an onset, ms (30-1000)"
+    )
 
 
 @dataclass(frozen=True)
@@ -288,9 +324,13 @@ def validate(data: Any, source: str = "config") -> Config:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(source, [
-            f"(top level): expected a mapping of sections, got {type(data).__name__}. "
-            "Fix: start from config/satellite.yaml"])
+        raise ConfigError(
+            source,
+            [
+                f"(top level): expected a mapping of sections, got {type(data).__name__}. "
+                "Fix: start from config/satellite.yaml"
+            ],
+        )
     try:
         validated = vol.Schema(Config.schema())(data)
     except vol.MultipleInvalid as err:
@@ -304,19 +344,30 @@ def load(path: str | Path) -> Config:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(str(path), [
-            "(file): not found. Fix: pass the path of an existing file, e.g. "
-            "config/satellite.yaml"]) from None
+        raise ConfigError(
+            str(path),
+            [
+                "(file): not found. Fix: pass the path of an existing file, e.g. "
+                "config/satellite.yaml"
+            ],
+        ) from None
     except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(str(path), [f"(file): cannot be read ({err}). Fix: check the "
-                                      "file's permissions and that it is UTF-8 text"]) from None
+        raise ConfigError(
+            str(path),
+            [
+                f"(file): cannot be read ({err}). Fix: check the "
+                "file's permissions and that it is UTF-8 text"
+            ],
+        ) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown place"
-        raise ConfigError(str(path), [f"(syntax): invalid YAML at {where}. Fix: correct the "
-                                      "indentation or quoting there"]) from None
+        raise ConfigError(
+            str(path),
+            [f"(syntax): invalid YAML at {where}. Fix: correct the indentation or quoting there"],
+        ) from None
     return validate(data, str(path))
 
 
@@ -326,8 +377,11 @@ def _describe(err: vol.Invalid) -> str:
     if message == "extra keys not allowed":
         parent = err.path[:-1]
         known = _known_keys(parent)
-        return (f"{key}: unknown key. Fix: remove it or use one of {', '.join(known)}"
-                if known else f"{key}: unknown key. Fix: remove it")
+        return (
+            f"{key}: unknown key. Fix: remove it or use one of {', '.join(known)}"
+            if known
+            else f"{key}: unknown key. Fix: remove it"
+        )
     return f"{key}: {message}"
 
 

@@ -12,8 +12,8 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
-from typing import TypeVar
+from enum import StrEnum
+from typing import Protocol, TypeVar
 
 from .audio.chunk import AudioChunk
 from .audio.framer import Framer
@@ -33,7 +33,14 @@ ERROR_LOG_INTERVAL_SECONDS = 30.0
 T = TypeVar("T")
 
 
-class State(str, Enum):
+class _Resettable(Protocol):
+    """Anything with a name and ``reset()``: what the supervisor needs of a stage."""
+
+    def reset(self) -> None:
+        """Forget all state."""
+
+
+class State(StrEnum):
     """What the satellite is doing."""
 
     IDLE = "idle"
@@ -56,22 +63,36 @@ def build_stages(config: Config, continuous: bool = False) -> Stages:
     fe = config.frontend
     webrtc_agc = fe.noise.engine == "webrtc" and fe.gain.enabled
     noise = make_noise_suppressor(
-        fe.noise.engine, fe.noise.suppression_db, fe.noise.webrtc_level,
+        fe.noise.engine,
+        fe.noise.suppression_db,
+        fe.noise.webrtc_level,
         webrtc_auto_gain_dbfs=min(31, max(0, round(-fe.gain.target_dbfs))) if webrtc_agc else 0,
     )
-    gain: FrameFilter = (AutoGain(fe.gain.target_dbfs, fe.gain.max_gain_db)
-                         if fe.gain.enabled and not webrtc_agc else PassThrough("gain"))
-    wake = None if continuous else MicroWakeWordDetector(
-        fe.wake.models, fe.wake.probability_cutoff, fe.wake.refractory_seconds)
+    gain: FrameFilter = (
+        AutoGain(fe.gain.target_dbfs, fe.gain.max_gain_db)
+        if fe.gain.enabled and not webrtc_agc
+        else PassThrough("gain")
+    )
+    wake = (
+        None
+        if continuous
+        else MicroWakeWordDetector(
+            fe.wake.models, fe.wake.probability_cutoff, fe.wake.refractory_seconds
+        )
+    )
     vad = make_vad(fe.vad.engine)
     return Stages(
         noise=noise,
         gain=gain,
         vad=vad,
         wake=wake,
-        recorder=UtteranceRecorder(fe.recorder, fe.vad.threshold, continuous=continuous,
-                                   lag_seconds=vad.lag_seconds,
-                                   warm_up_seconds=vad.warm_up_seconds),
+        recorder=UtteranceRecorder(
+            fe.recorder,
+            fe.vad.threshold,
+            continuous=continuous,
+            lag_seconds=vad.lag_seconds,
+            warm_up_seconds=vad.warm_up_seconds,
+        ),
     )
 
 
@@ -137,9 +158,14 @@ class Pipeline:
 
     def _on_wake(self, hit: WakeHit, events: list[Event]) -> None:
         s = self.stages
-        events.append(WakeDetected(timestamp_seconds=round(hit.timestamp_seconds, 3),
-                                   wake_word=hit.wake_word, model=hit.model,
-                                   probability=round(hit.probability, 4)))
+        events.append(
+            WakeDetected(
+                timestamp_seconds=round(hit.timestamp_seconds, 3),
+                wake_word=hit.wake_word,
+                model=hit.model,
+                probability=round(hit.probability, 4),
+            )
+        )
         self._set_state(State.LISTENING, hit.timestamp_seconds, events)
         s.vad.reset()
         warm_up, search = s.recorder.start_after_wake(hit.timestamp_seconds)
@@ -151,11 +177,12 @@ class Pipeline:
 
     def _record(self, frame: AudioChunk, probability: float, events: list[Event]) -> None:
         recorder = self.stages.recorder
-        new = self._guard(recorder, lambda f: recorder.update(f, probability), frame, [],
-                          events)
+        no_events: list[Event] = []
+        new = self._guard(
+            recorder, lambda f: recorder.update(f, probability), frame, no_events, events
+        )
         events.extend(new)
-        if (self.stages.wake is not None and not recorder.active
-                and self._state is State.LISTENING):
+        if self.stages.wake is not None and not recorder.active and self._state is State.LISTENING:
             when = new[-1].timestamp_seconds if new else frame.end_seconds
             self._set_state(State.IDLE, when, events)
         elif any(isinstance(e, UtteranceEnded) for e in new):
@@ -163,35 +190,44 @@ class Pipeline:
 
     def _set_state(self, state: State, when: float, events: list[Event]) -> None:
         if state is not self._state:
-            events.append(StateChanged(timestamp_seconds=round(when, 3), state=state.value,
-                                       previous=self._state.value))
+            events.append(
+                StateChanged(
+                    timestamp_seconds=round(when, 3), state=state.value, previous=self._state.value
+                )
+            )
             self._state = state
 
     # --- supervisor -------------------------------------------------------------------
 
-    def _guard(self, stage: _Resettable, call: Callable[[AudioChunk], T], frame: AudioChunk,
-               fallback: T, events: list[Event]) -> T:
+    def _guard(
+        self,
+        stage: _Resettable,
+        call: Callable[[AudioChunk], T],
+        frame: AudioChunk,
+        fallback: T,
+        events: list[Event],
+    ) -> T:
         try:
             return call(frame)
-        except Exception as err:  # noqa: BLE001 - the supervisor boundary
+        except Exception as err:
             name = getattr(stage, "name", type(stage).__name__)
             self.errors_by_stage[name] = self.errors_by_stage.get(name, 0) + 1
             now = time.monotonic()
             if now - self._last_error_log.get(name, -1e9) >= ERROR_LOG_INTERVAL_SECONDS:
                 self._last_error_log[name] = now
-                _LOGGER.exception("Stage %s failed (%d so far); resetting it", name,
-                                  self.errors_by_stage[name])
-            events.append(StageError(timestamp_seconds=round(frame.timestamp_seconds, 3),
-                                     stage=name, error=type(err).__name__, message=str(err)))
+                _LOGGER.exception(
+                    "Stage %s failed (%d so far); resetting it", name, self.errors_by_stage[name]
+                )
+            events.append(
+                StageError(
+                    timestamp_seconds=round(frame.timestamp_seconds, 3),
+                    stage=name,
+                    error=type(err).__name__,
+                    message=str(err),
+                )
+            )
             try:
                 stage.reset()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 _LOGGER.exception("Stage %s also failed to reset", name)
             return fallback
-
-
-class _Resettable:
-    """Anything with ``reset()`` (for typing the supervisor)."""
-
-    def reset(self) -> None:  # pragma: no cover - protocol only
-        """Forget all state."""

@@ -30,7 +30,8 @@ def espeak(text: str, voice: str = "en-us", rate_wpm: int = 160, pitch: int = 50
     """Speak ``text`` with eSpeak NG; float samples on a 16-bit scale at 16 kHz, trimmed."""
     out = subprocess.run(
         ["espeak-ng", "-v", voice, "-s", str(rate_wpm), "-p", str(pitch), "--stdout", text],
-        capture_output=True, check=True,
+        capture_output=True,
+        check=True,
     ).stdout
     return trim(_wav_to_float(out))
 
@@ -39,8 +40,9 @@ def flite(text: str, voice: str = "kal16") -> Float:
     """Speak ``text`` with flite (a second, different synthesiser); trimmed, 16 kHz."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "out.wav"
-        subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(path)], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["flite", "-voice", voice, "-t", text, "-o", str(path)], check=True, capture_output=True
+        )
         return trim(_wav_to_float(path.read_bytes()))
 
 
@@ -57,18 +59,18 @@ def trim(audio: Float, level: float = TRIM_LEVEL) -> Float:
     loud = np.nonzero(np.abs(audio) > level)[0]
     if not len(loud):
         return audio[:0]
-    return audio[loud[0]:loud[-1] + 1]
+    return audio[loud[0] : loud[-1] + 1]
 
 
 def silence(seconds: float) -> Float:
     """Digital silence."""
-    return np.zeros(int(round(seconds * RATE)), dtype=np.float32)
+    return np.zeros(round(seconds * RATE), dtype=np.float32)
 
 
 def white_noise(seconds: float, rms: float, seed: int = 0) -> Float:
     """Gaussian white noise with the given RMS (16-bit scale)."""
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal(int(round(seconds * RATE))) * rms).astype(np.float32)
+    return (rng.standard_normal(round(seconds * RATE)) * rms).astype(np.float32)
 
 
 def rms(audio: Float) -> float:
@@ -82,7 +84,7 @@ def active_rms(audio: Float) -> float:
     if not frames:
         return rms(audio)
     energy = np.square(audio[: frames * 320].astype(np.float64)).reshape(frames, 320).mean(1)
-    loud = np.sort(energy)[frames // 2:]
+    loud = np.sort(energy)[frames // 2 :]
     return float(np.sqrt(loud.mean()))
 
 
@@ -107,13 +109,19 @@ class Scene:
     command_end_seconds: float
 
 
-def wake_scene(command: str, voice: str = "en-us", rate_wpm: int = 150,
-               lead_seconds: float = 1.0, gap_seconds: float = 0.45,
-               tail_seconds: float = 1.5) -> Scene:
+def wake_scene(
+    command: str,
+    voice: str = "en-us",
+    rate_wpm: int = 150,
+    lead_seconds: float = 1.0,
+    gap_seconds: float = 0.45,
+    tail_seconds: float = 1.5,
+) -> Scene:
     """'okay nabu' + gap + command, between silences (add noise separately)."""
     wake = espeak("okay nabu", voice, rate_wpm)
     cmd = espeak(command, voice, rate_wpm)
     start = lead_seconds + len(wake) / RATE + gap_seconds
-    audio = np.concatenate([silence(lead_seconds), wake, silence(gap_seconds), cmd,
-                            silence(tail_seconds)])
+    audio = np.concatenate(
+        [silence(lead_seconds), wake, silence(gap_seconds), cmd, silence(tail_seconds)]
+    )
     return Scene(audio, start, start + len(cmd) / RATE)

@@ -40,10 +40,14 @@ BAD_CONFIGS: list[tuple[str, str]] = [
     ("frontend:\n  wake:\n    probability_cutoff: 2\n", "frontend.wake.probability_cutoff"),
     ("frontend:\n  wake:\n    refractory_seconds: -1\n", "frontend.wake.refractory_seconds"),
     ("frontend:\n  recorder:\n    pre_roll_ms: 100\n", "frontend.recorder.pre_roll_ms"),
-    ("frontend:\n  recorder:\n    trailing_silence_ms: 1.5\n",
-     "frontend.recorder.trailing_silence_ms"),
-    ("frontend:\n  recorder:\n    max_utterance_seconds: 0\n",
-     "frontend.recorder.max_utterance_seconds"),
+    (
+        "frontend:\n  recorder:\n    trailing_silence_ms: 1.5\n",
+        "frontend.recorder.trailing_silence_ms",
+    ),
+    (
+        "frontend:\n  recorder:\n    max_utterance_seconds: 0\n",
+        "frontend.recorder.max_utterance_seconds",
+    ),
     ("logging:\n  level: LOUD\n", "logging.level"),
     ("- just\n- a list\n", "(top level)"),
     ("satellite: [unclosed\n", "(syntax)"),
@@ -51,8 +55,9 @@ BAD_CONFIGS: list[tuple[str, str]] = [
 
 
 @pytest.mark.parametrize(("text", "key"), BAD_CONFIGS)
-def test_bad_config_exit_2_names_key(text: str, key: str, tmp_path: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_config_exit_2_names_key(
+    text: str, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text, encoding="utf-8")
     assert main(["check-config", str(path)]) == EXIT_CONFIG
@@ -64,8 +69,7 @@ def test_bad_config_exit_2_names_key(text: str, key: str, tmp_path: Path,
 
 def test_all_problems_are_reported_at_once() -> None:
     with pytest.raises(ConfigError) as info:
-        validate({"audio": {"queue_ms": "x"}, "frontend": {"vad": {"threshold": 7}},
-                  "bogus": 1})
+        validate({"audio": {"queue_ms": "x"}, "frontend": {"vad": {"threshold": 7}}, "bogus": 1})
     keys = sorted(p.split(":")[0] for p in info.value.problems)
     assert keys == ["audio.queue_ms", "bogus", "frontend.vad.threshold"]
 
@@ -78,8 +82,12 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_exit_code_of_the_real_command(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("frontend:\n  noise:\n    engine: rnnoise\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "satellite", "check-config", str(path)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "satellite", "check-config", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 2
     assert "frontend.noise.engine" in proc.stderr
     assert "speex, webrtc, off" in proc.stderr
@@ -92,9 +100,14 @@ def test_empty_file_gives_defaults(tmp_path: Path) -> None:
 
 
 def test_values_are_typed() -> None:
-    config = validate({"frontend": {"wake": {"models": ["alexa", "okay_nabu"],
-                                             "probability_cutoff": 0.7},
-                                    "recorder": {"trailing_silence_ms": 400}}})
+    config = validate(
+        {
+            "frontend": {
+                "wake": {"models": ["alexa", "okay_nabu"], "probability_cutoff": 0.7},
+                "recorder": {"trailing_silence_ms": 400},
+            }
+        }
+    )
     assert config.frontend.wake.models == ("alexa", "okay_nabu")
     assert config.frontend.wake.probability_cutoff == 0.7
     assert config.frontend.recorder.trailing_silence_ms == 400

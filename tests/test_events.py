@@ -51,8 +51,14 @@ def _example(cls: type[Event]) -> Event:
 
 def test_there_are_events() -> None:
     names = set(event_classes())
-    assert {"wake_detected", "speech_started", "utterance_ended", "stage_error",
-            "state_changed", "listening_timeout"} <= names
+    assert {
+        "wake_detected",
+        "speech_started",
+        "utterance_ended",
+        "stage_error",
+        "state_changed",
+        "listening_timeout",
+    } <= names
 
 
 @pytest.mark.parametrize("name", sorted(event_classes()))

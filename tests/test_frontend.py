@@ -29,8 +29,7 @@ SCENES = [
 ]
 
 
-def _run(audio: synth.Float, config: Config | None = None,
-         continuous: bool = False) -> list[Event]:
+def _run(audio: synth.Float, config: Config | None = None, continuous: bool = False) -> list[Event]:
     pipeline = Pipeline.from_config(config or Config(), continuous=continuous)
     return pipeline.process(synth.to_chunk(audio))
 
@@ -66,7 +65,12 @@ def test_wake_then_utterance_bounds(command: str, voice: str, rate: int) -> None
     states = [e.state for e in events if isinstance(e, StateChanged)]
     assert states == ["listening", "idle"]
     assert [e.type_name for e in events] == [
-        "wake_detected", "state_changed", "speech_started", "utterance_ended", "state_changed"]
+        "wake_detected",
+        "state_changed",
+        "speech_started",
+        "utterance_ended",
+        "state_changed",
+    ]
 
 
 def test_pre_roll_holds_the_first_syllable() -> None:
@@ -77,14 +81,16 @@ def test_pre_roll_holds_the_first_syllable() -> None:
     assert pre_roll >= 0.3
     assert utterance.audio_start_seconds <= scene.command_start_seconds - 0.25
     audio = utterance.audio.to_int16().astype(np.float32)
+
     def window(start: float, seconds: float) -> synth.Float:
         offset = int((start - utterance.audio_start_seconds) * synth.RATE)
-        return audio[offset:offset + int(seconds * synth.RATE)]
+        return audio[offset : offset + int(seconds * synth.RATE)]
+
     # The first syllable ("turn", ~150 ms) is in the recorded audio and loud, well
     # above the gap before it.
     first = window(scene.command_start_seconds, 0.15)
     gap = window(scene.command_start_seconds - 0.2, 0.15)
-    original = scene.audio[int(scene.command_start_seconds * synth.RATE):][:len(first)]
+    original = scene.audio[int(scene.command_start_seconds * synth.RATE) :][: len(first)]
     assert len(first) == int(0.15 * synth.RATE)
     assert synth.rms(first) > 10 * max(synth.rms(gap), 1.0)
     # ... and it is the same sound: the envelope follows the original's.
@@ -105,9 +111,15 @@ def test_utterance_survives_5_db_snr(command: str, voice: str, rate: int) -> Non
 
 
 def test_several_wake_words_at_once() -> None:
-    audio = np.concatenate([synth.silence(1.0), synth.espeak("alexa", "en-us", 150),
-                            synth.silence(0.5), synth.espeak("what time is it", "en-us", 150),
-                            synth.silence(1.5)])
+    audio = np.concatenate(
+        [
+            synth.silence(1.0),
+            synth.espeak("alexa", "en-us", 150),
+            synth.silence(0.5),
+            synth.espeak("what time is it", "en-us", 150),
+            synth.silence(1.5),
+        ]
+    )
     only_nabu = _run(audio)
     assert not _of(only_nabu, WakeDetected)
     both = validate({"frontend": {"wake": {"models": ["okay_nabu", "alexa"]}}})
@@ -118,13 +130,18 @@ def test_several_wake_words_at_once() -> None:
 
 
 def test_wake_without_command_times_out() -> None:
-    audio = np.concatenate([synth.silence(1.0), synth.espeak("okay nabu", "en-us", 150),
-                            synth.silence(3.0)])
+    audio = np.concatenate(
+        [synth.silence(1.0), synth.espeak("okay nabu", "en-us", 150), synth.silence(3.0)]
+    )
     config = validate({"frontend": {"recorder": {"listen_timeout_seconds": 2.0}}})
     pipeline = Pipeline.from_config(config)
     events = pipeline.process(synth.to_chunk(audio))
     assert [e.type_name for e in events] == [
-        "wake_detected", "state_changed", "listening_timeout", "state_changed"]
+        "wake_detected",
+        "state_changed",
+        "listening_timeout",
+        "state_changed",
+    ]
     timeout = _of(events, ListeningTimeout)[0]
     assert 1.999 <= timeout.timestamp_seconds - events[0].timestamp_seconds <= 2.1
     assert pipeline.state is State.IDLE
@@ -142,8 +159,9 @@ def test_long_speech_is_cut_at_max_length() -> None:
 def test_continuous_mode_finds_every_utterance_without_wake_word() -> None:
     first = synth.espeak("what time is it", "en-us", 160)
     second = synth.espeak("turn on the light in the hall", "en-gb-x-rp", 160)
-    audio = np.concatenate([synth.silence(0.8), first, synth.silence(1.5), second,
-                            synth.silence(1.5)])
+    audio = np.concatenate(
+        [synth.silence(0.8), first, synth.silence(1.5), second, synth.silence(1.5)]
+    )
     events = _run(audio, continuous=True)
     assert not _of(events, WakeDetected)
     utterances = [e for e in _of(events, UtteranceEnded) if isinstance(e, UtteranceEnded)]
@@ -168,9 +186,10 @@ def test_chunk_size_does_not_change_events() -> None:
     samples = chunk.to_int16()
     while position < len(samples):
         size = int(rng.integers(1, 1200))
-        part = samples[position:position + size]
+        part = samples[position : position + size]
         for event in pipeline.process(
-                type(chunk).from_int16(part, timestamp_seconds=position / synth.RATE)):
+            type(chunk).from_int16(part, timestamp_seconds=position / synth.RATE)
+        ):
             pieces.append(event.to_dict())
         position += size
     assert pieces == whole
@@ -178,15 +197,26 @@ def test_chunk_size_does_not_change_events() -> None:
 
 def test_no_false_wake_in_ten_minutes_of_noise_and_other_speech() -> None:
     sentences = [
-        "good morning, how did you sleep", "I would like a cup of tea with milk",
-        "the weather is lovely today", "can you call my daughter this evening",
-        "turn on the kitchen light", "what time is it", "my knee hurts a little",
-        "we are going to the market tomorrow", "the cat is asleep on the sofa",
-        "please open the window", "I cannot find my glasses anywhere",
-        "the news said it will rain on sunday", "lock the front door",
-        "play some music in the living room", "set the heating to twenty degrees",
-        "is it lunch time yet", "a banana and an apple", "no, not now, maybe later",
-        "hey there, how are you doing", "the bus leaves at half past nine",
+        "good morning, how did you sleep",
+        "I would like a cup of tea with milk",
+        "the weather is lovely today",
+        "can you call my daughter this evening",
+        "turn on the kitchen light",
+        "what time is it",
+        "my knee hurts a little",
+        "we are going to the market tomorrow",
+        "the cat is asleep on the sofa",
+        "please open the window",
+        "I cannot find my glasses anywhere",
+        "the news said it will rain on sunday",
+        "lock the front door",
+        "play some music in the living room",
+        "set the heating to twenty degrees",
+        "is it lunch time yet",
+        "a banana and an apple",
+        "no, not now, maybe later",
+        "hey there, how are you doing",
+        "the bus leaves at half past nine",
     ]
     voices = ["en-us", "en", "en-gb-x-rp", "en-us+m3", "en+f3", "en+m7"]
     parts: list[synth.Float] = []
@@ -200,11 +230,11 @@ def test_no_false_wake_in_ten_minutes_of_noise_and_other_speech() -> None:
         pause = synth.silence(float(rng.uniform(0.3, 2.0)))
         part = np.concatenate([speech, pause])
         if index % 3 == 0:  # noisy stretches at 0-20 dB SNR, and noise alone
-            part = synth.add_noise(part, float(rng.uniform(0, 20)), seed=index,
-                                   reference=speech)
+            part = synth.add_noise(part, float(rng.uniform(0, 20)), seed=index, reference=speech)
         if index % 10 == 0:
-            part = np.concatenate([part, synth.white_noise(5.0, float(rng.uniform(50, 2000)),
-                                                           seed=index)])
+            part = np.concatenate(
+                [part, synth.white_noise(5.0, float(rng.uniform(50, 2000)), seed=index)]
+            )
         parts.append(part)
         seconds += len(part) / synth.RATE
         index += 1

@@ -22,14 +22,19 @@ def _filter(stage: FrameFilter, audio: synth.Float) -> synth.Float:
 
 def _envelope(audio: synth.Float) -> synth.Float:
     frames = len(audio) // 320
-    return np.sqrt(np.square(audio[:frames * 320]).reshape(frames, 320).mean(1))
+    energy: synth.Float = np.square(audio[: frames * 320]).reshape(frames, 320).mean(1)
+    return np.sqrt(energy)
 
 
 @pytest.mark.parametrize(("engine", "level"), [("speex", 30), ("webrtc", 2), ("webrtc", 4)])
 def test_suppression_keeps_speech_and_removes_noise(engine: str, level: int) -> None:
-    speech = np.concatenate([synth.silence(1.0),
-                             synth.espeak("please turn on the kitchen light", "en-us", 160),
-                             synth.silence(0.5)])
+    speech = np.concatenate(
+        [
+            synth.silence(1.0),
+            synth.espeak("please turn on the kitchen light", "en-us", 160),
+            synth.silence(0.5),
+        ]
+    )
     noisy = synth.add_noise(speech, 5.0, seed=1, reference=speech)
     stage = make_noise_suppressor(engine, level, level)
     out = _filter(stage, noisy)
@@ -52,7 +57,7 @@ def test_suppression_keeps_speech_and_removes_noise(engine: str, level: int) -> 
 def test_off_is_identity() -> None:
     audio = synth.add_noise(synth.espeak("hello there", "en-us"), 10.0)
     out = _filter(make_noise_suppressor("off", 0, 0), audio)
-    np.testing.assert_array_equal(out, np.clip(np.round(audio[:len(out)]), -32768, 32767))
+    np.testing.assert_array_equal(out, np.clip(np.round(audio[: len(out)]), -32768, 32767))
 
 
 def test_frame_size_is_checked() -> None:
@@ -68,7 +73,7 @@ def test_gain_brings_speech_towards_target(scale_db: float) -> None:
     audio = np.concatenate([synth.silence(0.5), speech, speech])
     agc = AutoGain(target_dbfs=-20.0, max_gain_db=30.0)
     out = _filter(agc, audio)
-    second = out[len(out) - len(speech):]  # after the gain has settled
+    second = out[len(out) - len(speech) :]  # after the gain has settled
     level_db = 20 * np.log10(synth.active_rms(second) / 32768)
     assert -26.0 <= level_db <= -14.0
     assert np.abs(out).max() <= 32000

@@ -36,8 +36,13 @@ def list_devices(capture: bool) -> list[str]:
     return [str(n) for n in alsa.pcms(alsa.PCM_CAPTURE if capture else alsa.PCM_PLAYBACK)]
 
 
-def open_pcm(device: str, capture: bool, rate_hz: int = PIPELINE_RATE_HZ, channels: int = 1,
-             period_samples: int = FRAME_SAMPLES) -> Any:
+def open_pcm(
+    device: str,
+    capture: bool,
+    rate_hz: int = PIPELINE_RATE_HZ,
+    channels: int = 1,
+    period_samples: int = FRAME_SAMPLES,
+) -> Any:
     """Open an ALSA PCM as 16-bit little-endian; a missing device lists the ones there are."""
     alsa = _alsa()
     try:
@@ -63,8 +68,13 @@ def open_pcm(device: str, capture: bool, rate_hz: int = PIPELINE_RATE_HZ, channe
 class AlsaCaptureSource:
     """Microphone capture in a thread; iterate to get 10 ms chunks in order."""
 
-    def __init__(self, device: str = "default", queue_ms: int = 2000,
-                 max_seconds: float | None = None, pcm: Any = None) -> None:
+    def __init__(
+        self,
+        device: str = "default",
+        queue_ms: int = 2000,
+        max_seconds: float | None = None,
+        pcm: Any = None,
+    ) -> None:
         self.device = device
         self.xruns = 0
         self.dropped_chunks = 0
@@ -83,8 +93,9 @@ class AlsaCaptureSource:
                 length, data = self._pcm.read()
                 if length < 0:
                     self.xruns += 1
-                    _LOGGER.warning("ALSA capture overrun on %s (%d so far); recovered",
-                                    self.device, self.xruns)
+                    _LOGGER.warning(
+                        "ALSA capture overrun on %s (%d so far); recovered", self.device, self.xruns
+                    )
                     continue
                 if not length:
                     continue
@@ -92,7 +103,7 @@ class AlsaCaptureSource:
                 chunk = AudioChunk(PIPELINE_RATE_HZ, 2, 1, data, captured / PIPELINE_RATE_HZ)
                 captured += length
                 self._put(chunk)
-        except Exception as err:  # noqa: BLE001 - thread boundary: hand the error over
+        except Exception as err:
             _LOGGER.exception("ALSA capture on %s failed", self.device)
             self._put(AudioDeviceError(f"ALSA capture on {self.device!r} failed: {err}"))
         finally:
@@ -106,9 +117,16 @@ class AlsaCaptureSource:
             except queue.Full:
                 try:
                     self._queue.get_nowait()
-                    self.dropped_chunks += 1
                 except queue.Empty:
-                    pass
+                    continue
+                self.dropped_chunks += 1
+                if self.dropped_chunks in (1, 10, 100) or self.dropped_chunks % 1000 == 0:
+                    _LOGGER.warning(
+                        "The frame loop is behind: dropped %d oldest capture chunk(s) from "
+                        "%s. Raise audio.queue_ms or lower the CPU load",
+                        self.dropped_chunks,
+                        self.device,
+                    )
 
     def __iter__(self) -> Iterator[AudioChunk]:
         while True:
@@ -129,14 +147,23 @@ class AlsaCaptureSource:
 class AlsaPlaybackSink:
     """Speaker output in a thread, fed through a bounded queue of chunks."""
 
-    def __init__(self, device: str = "default", rate_hz: int = PIPELINE_RATE_HZ,
-                 channels: int = 1, queue_ms: int = 2000, pcm: Any = None) -> None:
+    def __init__(
+        self,
+        device: str = "default",
+        rate_hz: int = PIPELINE_RATE_HZ,
+        channels: int = 1,
+        queue_ms: int = 2000,
+        pcm: Any = None,
+    ) -> None:
         self.device = device
         self.rate_hz = rate_hz
         self.channels = channels
         self.xruns = 0
-        self._pcm = pcm if pcm is not None else open_pcm(device, capture=False,
-                                                          rate_hz=rate_hz, channels=channels)
+        self._pcm = (
+            pcm
+            if pcm is not None
+            else open_pcm(device, capture=False, rate_hz=rate_hz, channels=channels)
+        )
         self._period_bytes = FRAME_SAMPLES * rate_hz // PIPELINE_RATE_HZ * 2 * channels
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, queue_ms // 10))
         self._error: Exception | None = None
@@ -147,15 +174,15 @@ class AlsaPlaybackSink:
         """Queue a chunk for playback (blocks while the queue is full)."""
         if self._error is not None:
             raise AudioDeviceError(f"ALSA playback on {self.device!r} failed: {self._error}")
-        if (chunk.rate_hz, chunk.width_bytes, chunk.channels) != (self.rate_hz, 2,
-                                                                   self.channels):
+        if (chunk.rate_hz, chunk.width_bytes, chunk.channels) != (self.rate_hz, 2, self.channels):
             raise AudioDeviceError(
                 f"Playback device {self.device!r} is open at {self.rate_hz} Hz 16-bit "
                 f"{self.channels} channel(s); got {chunk.rate_hz} Hz "
-                f"{8 * chunk.width_bytes}-bit {chunk.channels} channel(s)")
+                f"{8 * chunk.width_bytes}-bit {chunk.channels} channel(s)"
+            )
         data = chunk.samples
         for offset in range(0, len(data), self._period_bytes):
-            self._queue.put(data[offset:offset + self._period_bytes])
+            self._queue.put(data[offset : offset + self._period_bytes])
 
     def _run(self) -> None:
         try:
@@ -166,10 +193,13 @@ class AlsaPlaybackSink:
                 written = self._pcm.write(data)
                 if written is not None and written < 0:
                     self.xruns += 1
-                    _LOGGER.warning("ALSA playback underrun on %s (%d so far); recovered",
-                                    self.device, self.xruns)
+                    _LOGGER.warning(
+                        "ALSA playback underrun on %s (%d so far); recovered",
+                        self.device,
+                        self.xruns,
+                    )
                     self._pcm.write(data)
-        except Exception as err:  # noqa: BLE001 - thread boundary: report on next write
+        except Exception as err:
             _LOGGER.exception("ALSA playback on %s failed", self.device)
             self._error = err
 

@@ -37,9 +37,7 @@ class AudioChunk:
         if self.rate_hz <= 0:
             raise AudioFormatError(f"Sample rate must be positive, got {self.rate_hz} Hz")
         if self.width_bytes not in (1, 2, 4):
-            raise AudioFormatError(
-                f"Sample width must be 1, 2 or 4 bytes, got {self.width_bytes}"
-            )
+            raise AudioFormatError(f"Sample width must be 1, 2 or 4 bytes, got {self.width_bytes}")
         if self.channels < 1:
             raise AudioFormatError(f"Channel count must be at least 1, got {self.channels}")
         if len(self.samples) % self.bytes_per_frame:
@@ -108,9 +106,7 @@ def to_pipeline_format(chunk: AudioChunk) -> AudioChunk:
     audio = to_float_mono(chunk)
     if chunk.rate_hz != PIPELINE_RATE_HZ:
         audio = resample(audio, chunk.rate_hz, PIPELINE_RATE_HZ)
-    return AudioChunk.from_int16(
-        float_to_int16(audio), timestamp_seconds=chunk.timestamp_seconds
-    )
+    return AudioChunk.from_int16(float_to_int16(audio), timestamp_seconds=chunk.timestamp_seconds)
 
 
 def to_float_mono(chunk: AudioChunk) -> npt.NDArray[np.float32]:

@@ -25,8 +25,13 @@ class Framer:
         data = self._pending + chunk.samples
         whole = len(data) - len(data) % FRAME_BYTES
         for index, offset in enumerate(range(0, whole, FRAME_BYTES)):
-            yield AudioChunk(PIPELINE_RATE_HZ, 2, 1, data[offset:offset + FRAME_BYTES],
-                             round(start + index * FRAME_SAMPLES / PIPELINE_RATE_HZ, 6))
+            yield AudioChunk(
+                PIPELINE_RATE_HZ,
+                2,
+                1,
+                data[offset : offset + FRAME_BYTES],
+                round(start + index * FRAME_SAMPLES / PIPELINE_RATE_HZ, 6),
+            )
         self._pending = data[whole:]
 
     def reset(self) -> None:

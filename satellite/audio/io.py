@@ -47,8 +47,7 @@ def open_source(spec: str, queue_ms: int = 2000, max_seconds: float | None = Non
     if spec.startswith("alsa:"):
         from .alsa import AlsaCaptureSource  # noqa: PLC0415
 
-        return AlsaCaptureSource(spec[5:] or "default", queue_ms=queue_ms,
-                                 max_seconds=max_seconds)
+        return AlsaCaptureSource(spec[5:] or "default", queue_ms=queue_ms, max_seconds=max_seconds)
     if spec == "-":
         from .raw import RawStreamSource  # noqa: PLC0415
 

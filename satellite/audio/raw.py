@@ -28,8 +28,7 @@ class RawStreamSource:
             whole = len(data) - len(data) % 2
             pending = data[whole:]
             if whole:
-                yield AudioChunk(PIPELINE_RATE_HZ, 2, 1, data[:whole],
-                                 emitted / PIPELINE_RATE_HZ)
+                yield AudioChunk(PIPELINE_RATE_HZ, 2, 1, data[:whole], emitted / PIPELINE_RATE_HZ)
                 emitted += whole // 2
 
     def close(self) -> None:

@@ -55,8 +55,9 @@ class WavFileSource:
                 if resampler is not None:
                     audio = resampler.resample_chunk(audio, last=last)
                 if len(audio):
-                    yield AudioChunk.from_int16(float_to_int16(audio),
-                                                timestamp_seconds=emitted / PIPELINE_RATE_HZ)
+                    yield AudioChunk.from_int16(
+                        float_to_int16(audio), timestamp_seconds=emitted / PIPELINE_RATE_HZ
+                    )
                     emitted += len(audio)
                 if last:
                     return
@@ -86,14 +87,15 @@ class WavFileSink:
         fmt = (chunk.rate_hz, chunk.width_bytes, chunk.channels)
         if self._wav is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._wav = wave.open(str(self.path), "wb")
+            self._wav = wave.open(str(self.path), "wb")  # noqa: SIM115 - kept open
             self._wav.setframerate(chunk.rate_hz)
             self._wav.setsampwidth(chunk.width_bytes)
             self._wav.setnchannels(chunk.channels)
             self._format = fmt
         elif fmt != self._format:
-            raise AudioFormatError(f"Cannot mix formats in one WAV file: {fmt} after "
-                                   f"{self._format}")
+            raise AudioFormatError(
+                f"Cannot mix formats in one WAV file: {fmt} after {self._format}"
+            )
         self._wav.writeframes(chunk.samples)
 
     def close(self) -> None:
@@ -110,4 +112,3 @@ def write_wav(path: str | Path, audio: AudioChunk) -> None:
         sink.write(audio)
     finally:
         sink.close()
-

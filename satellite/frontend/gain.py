@@ -58,8 +58,11 @@ class AutoGain:
 
         if frame_db > max(self._noise_db + _SPEECH_OVER_NOISE_DB, _MIN_SPEECH_DBFS):
             if self._level_db is None or frame_db > self._level_db:
-                self._level_db = (frame_db if self._level_db is None
-                                  else self._level_db + _ATTACK * (frame_db - self._level_db))
+                self._level_db = (
+                    frame_db
+                    if self._level_db is None
+                    else self._level_db + _ATTACK * (frame_db - self._level_db)
+                )
             else:
                 self._level_db -= _RELEASE_DB_PER_FRAME
 
@@ -74,5 +77,6 @@ class AutoGain:
         if peak * factor > 32000.0:
             factor = 32000.0 / peak
         out = np.clip(np.round(samples * factor), -32768, 32767).astype("<i2")
-        return AudioChunk(frame.rate_hz, frame.width_bytes, frame.channels, out.tobytes(),
-                          frame.timestamp_seconds)
+        return AudioChunk(
+            frame.rate_hz, frame.width_bytes, frame.channels, out.tobytes(), frame.timestamp_seconds
+        )

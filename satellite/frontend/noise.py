@@ -18,8 +18,9 @@ def _check_frame(frame: AudioChunk) -> None:
 
 
 def _replace(frame: AudioChunk, samples: bytes) -> AudioChunk:
-    return AudioChunk(frame.rate_hz, frame.width_bytes, frame.channels, samples,
-                      frame.timestamp_seconds)
+    return AudioChunk(
+        frame.rate_hz, frame.width_bytes, frame.channels, samples, frame.timestamp_seconds
+    )
 
 
 class SpeexNoiseSuppressor:
@@ -35,8 +36,7 @@ class SpeexNoiseSuppressor:
         try:
             from pyspeex_noise import AudioProcessor  # noqa: PLC0415
         except ImportError as err:
-            raise MissingDependencyError("pyspeex-noise", None, "Speex noise suppression") \
-                from err
+            raise MissingDependencyError("pyspeex-noise", None, "Speex noise suppression") from err
         self._factory = AudioProcessor
         self._suppression_db = suppression_db
         self._processor: Any = self._make()
@@ -61,8 +61,9 @@ class WebRtcNoiseSuppressor:
         try:
             from webrtc_noise_gain import AudioProcessor  # noqa: PLC0415
         except ImportError as err:
-            raise MissingDependencyError("webrtc-noise-gain", None,
-                                         "WebRTC noise suppression") from err
+            raise MissingDependencyError(
+                "webrtc-noise-gain", None, "WebRTC noise suppression"
+            ) from err
         self._factory = AudioProcessor
         self._level = level
         self._auto_gain_dbfs = auto_gain_dbfs
@@ -92,8 +93,9 @@ class PassThrough:
         """Nothing to forget."""
 
 
-def make_noise_suppressor(engine: str, suppression_db: int, webrtc_level: int,
-                          webrtc_auto_gain_dbfs: int = 0) -> FrameFilter:
+def make_noise_suppressor(
+    engine: str, suppression_db: int, webrtc_level: int, webrtc_auto_gain_dbfs: int = 0
+) -> FrameFilter:
     """Build the configured noise suppressor."""
     if engine == "speex":
         return SpeexNoiseSuppressor(suppression_db)

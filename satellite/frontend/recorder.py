@@ -46,16 +46,20 @@ class Phase(Enum):
 class UtteranceRecorder:
     """Turns (frame, speech probability) pairs into utterance events."""
 
-    def __init__(self, settings: RecorderSettings, threshold: float,
-                 continuous: bool = False, lag_seconds: float = 0.0,
-                 warm_up_seconds: float = 0.5) -> None:
+    def __init__(
+        self,
+        settings: RecorderSettings,
+        threshold: float,
+        continuous: bool = False,
+        lag_seconds: float = 0.0,
+        warm_up_seconds: float = 0.5,
+    ) -> None:
         self.settings = settings
         self.threshold = threshold
         self.lag_seconds = lag_seconds
         self.continuous = continuous
         self._pre_roll_seconds = settings.pre_roll_ms / 1000.0
-        history_seconds = WAKE_SEARCH_BACK_SECONDS + max(self._pre_roll_seconds,
-                                                         warm_up_seconds)
+        history_seconds = WAKE_SEARCH_BACK_SECONDS + max(self._pre_roll_seconds, warm_up_seconds)
         history_frames = int(history_seconds / _FRAME_SECONDS) + 1
         self._history: deque[AudioChunk] = deque(maxlen=history_frames)
         self._counter = itertools.count(1)
@@ -153,9 +157,10 @@ class UtteranceRecorder:
         min_speech = self.settings.min_speech_ms / 1000.0
         if self._speech_run_start is not None and self._speech_run_seconds >= min_speech:
             return self._onset(self._speech_run_start)
-        if (not self.continuous
-                and now - self._wake_seconds >= self.settings.listen_timeout_seconds):
-            event = ListeningTimeout(timestamp_seconds=round(now, 3), utterance_id=self._utterance_id)
+        if not self.continuous and now - self._wake_seconds >= self.settings.listen_timeout_seconds:
+            event = ListeningTimeout(
+                timestamp_seconds=round(now, 3), utterance_id=self._utterance_id
+            )
             self.reset()
             return [event]
         return []
@@ -187,9 +192,14 @@ class UtteranceRecorder:
         audio_from = onset_seconds - self._pre_roll_seconds
         first = self._frames[0].timestamp_seconds if self._frames else float("inf")
         earlier = [f for f in self._history if f.timestamp_seconds < first]
-        self._frames = [f for f in earlier + self._frames
-                        if f.timestamp_seconds >= audio_from - 1e-9]
-        return [SpeechStarted(timestamp_seconds=round(onset_seconds, 3), utterance_id=self._utterance_id)]
+        self._frames = [
+            f for f in earlier + self._frames if f.timestamp_seconds >= audio_from - 1e-9
+        ]
+        return [
+            SpeechStarted(
+                timestamp_seconds=round(onset_seconds, 3), utterance_id=self._utterance_id
+            )
+        ]
 
     def _finish(self, now: float, reason: str) -> list[Event]:
         keep_until = self._last_speech_end + TAIL_KEEP_SECONDS
@@ -218,5 +228,10 @@ class UtteranceRecorder:
 
 def _join(frames: list[AudioChunk]) -> AudioChunk:
     first = frames[0]
-    return AudioChunk(first.rate_hz, first.width_bytes, first.channels,
-                      b"".join(f.samples for f in frames), first.timestamp_seconds)
+    return AudioChunk(
+        first.rate_hz,
+        first.width_bytes,
+        first.channels,
+        b"".join(f.samples for f in frames),
+        first.timestamp_seconds,
+    )

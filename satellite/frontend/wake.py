@@ -19,8 +19,9 @@ class MicroWakeWordDetector:
 
     name = "wake"
 
-    def __init__(self, models: tuple[str, ...], probability_cutoff: float | None,
-                 refractory_seconds: float) -> None:
+    def __init__(
+        self, models: tuple[str, ...], probability_cutoff: float | None, refractory_seconds: float
+    ) -> None:
         try:
             from pymicro_wakeword import (  # noqa: PLC0415
                 MicroWakeWord,
@@ -28,8 +29,7 @@ class MicroWakeWordDetector:
                 Model,
             )
         except ImportError as err:
-            raise MissingDependencyError("pymicro-wakeword", None, "Wake word detection") \
-                from err
+            raise MissingDependencyError("pymicro-wakeword", None, "Wake word detection") from err
         self._features_factory = MicroWakeWordFeatures
         self._features: Any = MicroWakeWordFeatures()
         self._models: list[Any] = [MicroWakeWord.from_builtin(Model(m)) for m in models]
@@ -54,8 +54,12 @@ class MicroWakeWordDetector:
                 if probability is None or probability <= cutoff or now < self._quiet_until:
                     continue
                 if hit is None or probability > hit.probability:
-                    hit = WakeHit(model=str(model.id), wake_word=str(model.wake_word),
-                                  probability=float(probability), timestamp_seconds=now)
+                    hit = WakeHit(
+                        model=str(model.id),
+                        wake_word=str(model.wake_word),
+                        probability=float(probability),
+                        timestamp_seconds=now,
+                    )
         if hit is not None:
             self._quiet_until = now + self.refractory_seconds
         return hit
