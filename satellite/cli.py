@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("file", type=Path)
     check.set_defaults(func=_check_config)
 
+    models = sub.add_parser("models", help="check the model files the manifest lists")
+    models.set_defaults(func=_models)
+
     listen = sub.add_parser("listen", help="run the front end and print events as JSON lines")
     listen.add_argument(
         "--input",
@@ -76,6 +79,17 @@ def _check_config(args: argparse.Namespace) -> int:
         f"wake words {', '.join(config.frontend.wake.models)})"
     )
     return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from .models import check, load_manifest  # noqa: PLC0415
+
+    statuses = [check(entry) for entry in load_manifest()]
+    for status in statuses:
+        where = status.location or "-"
+        verdict = "ok" if status.ok else status.problem
+        print(f"{status.entry.id:20} {status.entry.source:24} {verdict}  ({where})")
+    return 0 if all(s.ok for s in statuses) else EXIT_RUNTIME
 
 
 def _listen(args: argparse.Namespace) -> int:
