@@ -19,12 +19,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import peak_rss_mb, print_table, stats_ms, write_results  # noqa: E402
-from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk  # noqa: E402
-from satellite.config import Config  # noqa: E402
-from satellite.frontend.recorder import UtteranceRecorder  # noqa: E402
-from satellite.pipeline import Pipeline, build_stages  # noqa: E402
-from tests import synth  # noqa: E402
+from bench.common import peak_rss_mb, print_table, stats_ms, write_results
+from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
+from satellite.config import Config
+from satellite.frontend.recorder import UtteranceRecorder
+from satellite.pipeline import Pipeline, build_stages
+from tests import synth
 
 TARGETS = {"idle_mean_ms": 0.2, "listening_mean_ms": 1.0, "p99_ms": 3.0}
 SENTENCES = [
@@ -50,14 +50,16 @@ def make_audio(minutes: float) -> np.ndarray[tuple[int], np.dtype[np.int16]]:
     return np.clip(np.round(audio), -32768, 32767).astype(np.int16)
 
 
-def replay(pipeline: Pipeline, audio: np.ndarray[tuple[int], np.dtype[np.int16]]) -> dict[
-        str, float]:
+def replay(
+    pipeline: Pipeline, audio: np.ndarray[tuple[int], np.dtype[np.int16]]
+) -> dict[str, float]:
     """Feed 10 ms chunks as a microphone would; time each call; CPU share of real time."""
     timings: list[int] = []
     cpu_start = time.process_time()
     for offset in range(0, len(audio) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
-        chunk = AudioChunk.from_int16(audio[offset:offset + FRAME_SAMPLES],
-                                      timestamp_seconds=offset / synth.RATE)
+        chunk = AudioChunk.from_int16(
+            audio[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+        )
         start = time.perf_counter_ns()
         pipeline.process(chunk)
         timings.append(time.perf_counter_ns() - start)
@@ -83,15 +85,27 @@ def main() -> int:
     print("listening replay (every stage on every frame) ...", file=sys.stderr)
     stages = build_stages(config)
     stages.recorder = UtteranceRecorder(
-        config.frontend.recorder, config.frontend.vad.threshold, continuous=True,
-        lag_seconds=stages.vad.lag_seconds, warm_up_seconds=stages.vad.warm_up_seconds)
-    listening = replay(Pipeline(stages),
-                       audio[: int(args.listening_minutes * 60 * synth.RATE)])
+        config.frontend.recorder,
+        config.frontend.vad.threshold,
+        continuous=True,
+        lag_seconds=stages.vad.lag_seconds,
+        warm_up_seconds=stages.vad.warm_up_seconds,
+    )
+    listening = replay(Pipeline(stages), audio[: int(args.listening_minutes * 60 * synth.RATE)])
 
     rows = []
     for name, result in (("idle", idle), ("listening", listening)):
-        rows.append([name, result["count"], result["mean_ms"], result["p50_ms"],
-                     result["p99_ms"], result["max_ms"], result["cpu_share_percent"]])
+        rows.append(
+            [
+                name,
+                result["count"],
+                result["mean_ms"],
+                result["p50_ms"],
+                result["p99_ms"],
+                result["max_ms"],
+                result["cpu_share_percent"],
+            ]
+        )
     print_table(["state", "frames", "mean ms", "p50 ms", "p99 ms", "max ms", "CPU %"], rows)
     verdict = {
         "idle_mean_ok": idle["mean_ms"] <= TARGETS["idle_mean_ms"],
@@ -99,13 +113,23 @@ def main() -> int:
         "p99_ok": max(idle["p99_ms"], listening["p99_ms"]) <= TARGETS["p99_ms"],
     }
     print(f"targets {TARGETS}: {verdict}")
-    path = write_results("frontend", {
-        "idle_minutes": args.minutes, "listening_minutes": args.listening_minutes,
-        "idle": idle, "listening": listening, "targets": TARGETS, "verdict": verdict,
-        "peak_rss_mb": peak_rss_mb(),
-        "config": {"noise": config.frontend.noise.engine, "vad": config.frontend.vad.engine,
-                   "wake": list(config.frontend.wake.models)},
-    })
+    path = write_results(
+        "frontend",
+        {
+            "idle_minutes": args.minutes,
+            "listening_minutes": args.listening_minutes,
+            "idle": idle,
+            "listening": listening,
+            "targets": TARGETS,
+            "verdict": verdict,
+            "peak_rss_mb": peak_rss_mb(),
+            "config": {
+                "noise": config.frontend.noise.engine,
+                "vad": config.frontend.vad.engine,
+                "wake": list(config.frontend.wake.models),
+            },
+        },
+    )
     print(f"wrote {path}")
     return 0
 
