@@ -1,0 +1,129 @@
+"""The active intents: Home Assistant's sentence templates plus our care intents.
+
+``load_intent_set`` reads ``home-assistant-intents`` for the language, merges the care
+intents shipped in this package, keeps only the configured intent names, and builds the
+slot lists (entity names with their domain and area, areas) that both the STT grammar
+and the template recognizer use.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import MissingDependencyError, SatelliteError
+
+_LOGGER = logging.getLogger(__name__)
+_DIR = Path(__file__).resolve().parent
+
+#: Intents answered on the device (see satellite/dialogue.py).
+CARE_INTENTS = ("CallForHelp", "GetTime", "GetDate", "Repeat", "Stop", "VolumeUp", "VolumeDown")
+#: Intents that switch or change a device.
+DEVICE_ACTION_INTENTS = frozenset(
+    {
+        "HassTurnOn",
+        "HassTurnOff",
+        "HassLightSet",
+        "HassSetPosition",
+        "HassClimateSetTemperature",
+        "HassFanSetSpeed",
+        "HassVacuumStart",
+    }
+)
+
+
+class UnknownLanguageError(SatelliteError):
+    """No sentence templates for the configured language."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A device HA exposes: its spoken name, domain and area."""
+
+    name: str
+    domain: str
+    area: str | None = None
+
+
+@dataclass(slots=True)
+class IntentSet:
+    """Parsed hassil intents restricted to the active names, with slot lists."""
+
+    language: str
+    intents: Any  # hassil.Intents
+    slot_lists: dict[str, Any]
+    names: tuple[str, ...]
+    entities: tuple[Entity, ...] = field(default=())
+    areas: tuple[str, ...] = field(default=())
+
+
+def _hassil() -> Any:
+    try:
+        import hassil  # noqa: PLC0415
+    except ImportError as err:
+        raise MissingDependencyError("hassil", None, "Intent recognition") from err
+    return hassil
+
+
+def care_intents_yaml(language: str) -> dict[str, Any]:
+    """The care intents for ``language`` (English templates for en_*)."""
+    path = _DIR / f"care_{language.split('_', maxsplit=1)[0]}.yaml"
+    if not path.is_file():
+        raise UnknownLanguageError(
+            f"No care intents for language {language!r}. Fix: set satellite.language to "
+            f"one of: {', '.join(sorted(p.stem[5:] for p in _DIR.glob('care_*.yaml')))}"
+        )
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data
+
+
+def load_intent_set(
+    language: str, names: tuple[str, ...], entities: tuple[Entity, ...], areas: tuple[str, ...]
+) -> IntentSet:
+    """Build the active intent set; unknown names or languages raise with the fix."""
+    hassil = _hassil()
+    try:
+        import home_assistant_intents  # noqa: PLC0415
+    except ImportError as err:
+        raise MissingDependencyError("home-assistant-intents", None, "HA intents") from err
+    ha_data = home_assistant_intents.get_intents(language.split("_", maxsplit=1)[0])
+    if ha_data is None:
+        raise UnknownLanguageError(
+            f"home-assistant-intents has no sentences for language {language!r}. Fix: set "
+            f"satellite.language to a supported code such as en"
+        )
+    care = care_intents_yaml(language)
+    merged = dict(ha_data)
+    merged["intents"] = {**ha_data["intents"], **care["intents"]}
+    intents = hassil.Intents.from_dict(merged)
+    unknown = [n for n in names if n not in intents.intents]
+    if unknown:
+        raise SatelliteError(
+            f"Unknown intent(s) {', '.join(unknown)} for language {language!r}. Fix: use "
+            f"names from: {', '.join(sorted(intents.intents))}"
+        )
+    intents.intents = {n: intents.intents[n] for n in names}
+    slot_lists: dict[str, Any] = dict(intents.slot_lists)
+    slot_lists["name"] = hassil.TextSlotList.from_tuples(
+        [
+            (e.name, e.name, {"domain": e.domain, **({"area": e.area} if e.area else {})})
+            for e in entities
+        ],
+        allow_template=False,
+    )
+    all_areas = sorted({*areas, *(e.area for e in entities if e.area)})
+    slot_lists["area"] = hassil.TextSlotList.from_strings(all_areas, allow_template=False)
+    slot_lists.setdefault("floor", hassil.TextSlotList.from_strings([], allow_template=False))
+    return IntentSet(language, intents, slot_lists, names, entities, tuple(all_areas))
+
+
+def dump_yaml(data: dict[str, Any]) -> str:
+    """YAML text of a dict (for caches and debugging)."""
+    out = io.StringIO()
+    yaml.safe_dump(data, out, sort_keys=True)
+    return out.getvalue()

@@ -1,0 +1,53 @@
+"""Text -> intent with hassil and the active templates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .intents import IntentSet
+
+#: Source of an intent result.
+SOURCE_TEMPLATE = "template"
+SOURCE_LLM = "llm"
+
+
+@dataclass(frozen=True, slots=True)
+class IntentResult:
+    """What was understood: an intent with its slots, or nothing (``intent`` None)."""
+
+    intent: str | None
+    slots: dict[str, Any] = field(default_factory=dict)
+    confidence: float = 0.0
+    source: str = SOURCE_TEMPLATE
+    text: str = ""
+
+
+class TemplateRecognizer:
+    """hassil's best match over the active intents; slot values as plain JSON values."""
+
+    def __init__(self, intent_set: IntentSet) -> None:
+        self.intent_set = intent_set
+
+    def recognize(self, text: str) -> IntentResult:
+        """Match ``text``; an unmatched text gives ``intent=None``."""
+        from hassil import recognize_best  # noqa: PLC0415
+
+        if not text.strip():
+            return IntentResult(None, text=text)
+        result = recognize_best(
+            text,
+            self.intent_set.intents,
+            slot_lists=self.intent_set.slot_lists,
+            best_slot_name="name",
+        )
+        if result is None:
+            return IntentResult(None, text=text)
+        slots = {name: _plain(entity.value) for name, entity in result.entities.items()}
+        return IntentResult(result.intent.name, slots, 1.0, SOURCE_TEMPLATE, text)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)

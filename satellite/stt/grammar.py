@@ -1,0 +1,453 @@
+"""A word graph (pocketsphinx FSG) generated from the active hassil templates.
+
+The template tree is compiled into a graph of words (Thompson construction), then its
+empty transitions are removed: pocketsphinx takes the transitive closure of every null
+transition in an FSG, which for HA's templates turned 7.5k word arcs into 125k arcs and
+made a JSGF of a dozen intents take minutes and gigabytes to load. Branches that cannot
+be spoken are dropped: wildcard slots (free text), empty slot lists, and words missing
+from the pronunciation dictionary (logged once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..nlu.intents import IntentSet
+
+_LOGGER = logging.getLogger(__name__)
+#: Permutations longer than this are not expanded (n! orders).
+MAX_PERMUTATION_ITEMS = 4
+#: A part of a template glued inside a word is spelled out when it has at most this
+#: many spellings; larger ones are compiled word by word.
+MAX_GLUED_TEXTS = 200
+_SPLIT = re.compile(r"[^\w']+", re.UNICODE)
+_SYMBOLS = {"%": " percent ", "&": " and ", "+": " plus ", "°": " degrees "}
+
+Fragment = tuple[int, int]
+
+
+@dataclass
+class WordGraph:
+    """States and arcs; an arc's word is None for an empty transition."""
+
+    arcs: list[tuple[int, int, str | None]] = field(default_factory=list)
+    states: int = 0
+
+    def new(self) -> int:
+        self.states += 1
+        return self.states - 1
+
+    def arc(self, src: int, dst: int, word: str | None) -> None:
+        self.arcs.append((src, dst, word))
+
+
+@dataclass
+class Grammar:
+    """An epsilon-free word graph, ready to write as a pocketsphinx FSG."""
+
+    states: int
+    start: int
+    final: int
+    arcs: list[tuple[int, int, str | None]]
+    words: set[str]
+    oov: set[str]
+    _next: dict[int, dict[str | None, list[int]]] | None = field(default=None, repr=False)
+
+    @property
+    def fsg(self) -> str:
+        """The graph in pocketsphinx's FSG text format."""
+        lines = [
+            "FSG_BEGIN commands",
+            f"NUM_STATES {self.states}",
+            f"START_STATE {self.start}",
+            f"FINAL_STATE {self.final}",
+        ]
+        for src, dst, word in self.arcs:
+            lines.append(f"TRANSITION {src} {dst} 1.0" + (f" {word}" if word else ""))
+        lines.append("FSG_END")
+        return "\n".join(lines) + "\n"
+
+    @property
+    def digest(self) -> str:
+        """Stable id of the grammar (cache key)."""
+        return hashlib.sha256(self.fsg.encode("utf-8")).hexdigest()[:16]
+
+    @property
+    def word_arcs(self) -> int:
+        """Transitions that carry a word."""
+        return sum(1 for arc in self.arcs if arc[2])
+
+    def accepts(self, words: list[str]) -> bool:
+        """True when the word sequence is a complete sentence of the grammar."""
+        if self._next is None:
+            self._next = {}
+            for src, dst, word in self.arcs:
+                self._next.setdefault(src, {}).setdefault(word, []).append(dst)
+        states = {self.start}
+        for word in words:
+            states = {d for s in states for d in self._next.get(s, {}).get(word, ())}
+            if not states:
+                return False
+        return any(self.final in self._next.get(s, {}).get(None, ()) for s in states)
+
+
+class _Compiler:
+    """hassil expression -> fragment of a WordGraph."""
+
+    def __init__(
+        self,
+        intent_set: IntentSet,
+        has_word: Callable[[str], bool],
+        number_words: Callable[[int], list[str]],
+    ) -> None:
+        self.set = intent_set
+        self.has_word = has_word
+        self.number_words = number_words
+        self.graph = WordGraph()
+        self.words: set[str] = set()
+        self.oov: set[str] = set()
+        self._rules_in_progress: set[str] = set()
+        self._list_cache: dict[str, list[list[str]] | None] = {}
+
+    def words_of(self, text: str) -> list[str] | None:
+        """Normalise a text chunk to dictionary words; None when one is unknown."""
+        for symbol, spoken in _SYMBOLS.items():
+            text = text.replace(symbol, spoken)
+        out: list[str] = []
+        for raw in _SPLIT.split(text.lower()):
+            token = raw.strip("'_")
+            if not token:
+                continue
+            if token.isdigit():
+                out.extend(self.number_words(int(token)))
+                continue
+            if not self.has_word(token):
+                self.oov.add(token)
+                return None
+            out.append(token)
+        self.words.update(out)
+        return out
+
+    def chain(self, words: list[str]) -> Fragment:
+        start = state = self.graph.new()
+        for word in words:
+            nxt = self.graph.new()
+            self.graph.arc(state, nxt, word)
+            state = nxt
+        return start, state
+
+    def alternatives(self, fragments: list[Fragment | None], optional: bool) -> Fragment | None:
+        live = [f for f in fragments if f is not None]
+        if not live:
+            return None
+        start, end = self.graph.new(), self.graph.new()
+        for a, b in live:
+            self.graph.arc(start, a, None)
+            self.graph.arc(b, end, None)
+        if optional:
+            self.graph.arc(start, end, None)
+        return start, end
+
+    def sequence(self, fragments: list[Fragment | None]) -> Fragment | None:
+        if any(f is None for f in fragments):
+            return None
+        live = [f for f in fragments if f is not None]
+        if not live:
+            return self.chain([])
+        for (_, end), (start, _) in itertools.pairwise(live):
+            self.graph.arc(end, start, None)
+        return live[0][0], live[-1][1]
+
+    def expr(self, node: Any) -> Fragment | None:
+        from hassil.expression import (  # noqa: PLC0415
+            Alternative,
+            ListReference,
+            Permutation,
+            RuleReference,
+            Sequence,
+            TextChunk,
+        )
+
+        if isinstance(node, TextChunk):
+            words = self.words_of(node.text)
+            return None if words is None else self.chain(words)
+        if isinstance(node, Alternative):
+            return self.alternatives([self.expr(i) for i in node.items], node.is_optional)
+        if isinstance(node, Permutation):
+            items = node.items[:MAX_PERMUTATION_ITEMS]
+            orders = [
+                self.sequence([self.expr(i) for i in order])
+                for order in itertools.permutations(items)
+            ]
+            return self.alternatives(orders, optional=False)
+        if isinstance(node, Sequence):
+            return self.sequence([self.cluster(c) for c in _glued_clusters(node.items)])
+        if isinstance(node, RuleReference):
+            return self.rule(node.rule_name)
+        if isinstance(node, ListReference):
+            options = self.list_options(node)
+            if not options:
+                return None
+            return self.alternatives([self.chain(o) for o in options], optional=False)
+        raise TypeError(f"Unsupported template expression {type(node).__name__}")
+
+    def cluster(self, items: list[Any]) -> Fragment | None:
+        """One item, or items glued inside a word ("light[s]") spelled out in full."""
+        if len(items) == 1:
+            return self.expr(items[0])
+        from hassil.expression import Sequence  # noqa: PLC0415
+        from hassil.sample import sample_expression  # noqa: PLC0415
+
+        texts = list(
+            itertools.islice(
+                sample_expression(
+                    Sequence(items=items),
+                    self.set.slot_lists,
+                    self.set.intents.expansion_rules,
+                    language=self.set.language,
+                ),
+                MAX_GLUED_TEXTS + 1,
+            )
+        )
+        if len(texts) > MAX_GLUED_TEXTS:
+            _LOGGER.debug("Too many spellings for a glued template part; compiled by words")
+            return self.sequence([self.expr(i) for i in items])
+        options = [w for w in (self.words_of(t) for t in set(texts)) if w is not None]
+        return self.alternatives([self.chain(o) for o in options], optional=False)
+
+    def rule(self, name: str) -> Fragment | None:
+        rule = self.set.intents.expansion_rules.get(name)
+        if rule is None or name in self._rules_in_progress:
+            return None
+        self._rules_in_progress.add(name)
+        try:
+            return self.expr(rule.expression)
+        finally:
+            self._rules_in_progress.discard(name)
+
+    def list_options(self, ref: Any) -> list[list[str]] | None:
+        """Word sequences of a slot list (cached per list)."""
+        from hassil import RangeSlotList, TextSlotList  # noqa: PLC0415
+        from hassil.expression import TextChunk  # noqa: PLC0415
+
+        key = ref.list_name
+        if key in self._list_cache:
+            return self._list_cache[key]
+        inline = ref.get_inline_range() if ref.is_inline_range else None
+        slot_list = self.set.slot_lists.get(ref.list_name)
+        options: list[list[str]] = []
+        if inline is not None:
+            start, stop, step = inline
+            options = [self.number_words(n) for n in range(start, stop + 1, step)]
+        elif isinstance(slot_list, RangeSlotList):
+            options = [
+                self.number_words(n)
+                for n in range(slot_list.start, slot_list.stop + 1, slot_list.step)
+            ]
+        elif isinstance(slot_list, TextSlotList):
+            for value in slot_list.values:
+                if isinstance(value.text_in, TextChunk):
+                    words = self.words_of(value.text_in.text)
+                    if words:
+                        options.append(words)
+                else:
+                    options.extend(_spell_out(self, value.text_in))
+        unique = sorted({tuple(o) for o in options})
+        result = [list(o) for o in unique] or None
+        self._list_cache[key] = result
+        return result
+
+
+def _edge_text(node: Any, last: bool) -> list[str]:
+    """Texts at the left (or right) edge of an expression, for glue detection."""
+    from hassil.expression import Group, TextChunk  # noqa: PLC0415
+    from hassil.expression import Sequence as Seq  # noqa: PLC0415
+
+    if isinstance(node, TextChunk):
+        return [node.original_text]
+    if isinstance(node, Seq):
+        items = [i for i in node.items if not (isinstance(i, TextChunk) and i.is_empty)]
+        return _edge_text(items[-1 if last else 0], last) if items else [""]
+    if isinstance(node, Group):
+        return [t for item in node.items for t in _edge_text(item, last)]
+    return [" "]  # a list or rule reference stands as whole words
+
+
+def _glued(left: Any, right: Any) -> bool:
+    rights = [t for t in _edge_text(left, last=True) if t]
+    lefts = [t for t in _edge_text(right, last=False) if t]
+    return any(not r[-1].isspace() for r in rights) and any(not t[0].isspace() for t in lefts)
+
+
+def _glued_clusters(items: list[Any]) -> list[list[Any]]:
+    """Split a sequence into runs of items joined inside a word."""
+    clusters: list[list[Any]] = []
+    for item in items:
+        if clusters and _glued(clusters[-1][-1], item):
+            clusters[-1].append(item)
+        else:
+            clusters.append([item])
+    return clusters
+
+
+def _spell_out(compiler: _Compiler, expression: Any) -> list[list[str]]:
+    """All word sequences of a small template (slot values like 'blind[s]')."""
+    sub = _Compiler(compiler.set, compiler.has_word, compiler.number_words)
+    fragment = sub.expr(expression)
+    if fragment is None:
+        return []
+    grammar = _finish(sub.graph, fragment, set(), set())
+    paths: list[list[str]] = []
+
+    def walk(state: int, words: list[str]) -> None:
+        if len(paths) > 1000:
+            return
+        for src, dst, word in grammar.arcs:
+            if src != state:
+                continue
+            if word is None:
+                paths.append(words)
+            else:
+                walk(dst, [*words, word])
+
+    walk(grammar.start, [])
+    return [p for p in paths if p]
+
+
+def _finish(graph: WordGraph, fragment: Fragment, words: set[str], oov: set[str]) -> Grammar:
+    """Remove empty transitions, then minimise; one final state."""
+    start, final = fragment
+    outgoing: dict[int, list[tuple[int, str | None]]] = {}
+    for src, dst, word in graph.arcs:
+        outgoing.setdefault(src, []).append((dst, word))
+
+    closure_cache: dict[int, set[int]] = {}
+
+    def closure(state: int) -> set[int]:
+        if state in closure_cache:
+            return closure_cache[state]
+        seen = {state}
+        stack = [state]
+        while stack:
+            current = stack.pop()
+            for dst, word in outgoing.get(current, ()):
+                if word is None and dst not in seen:
+                    seen.add(dst)
+                    stack.append(dst)
+        closure_cache[state] = seen
+        return seen
+
+    # Breadth-first over states reached by words; renumber as we go.
+    number = {start: 0}
+    queue = [start]
+    arcs: set[tuple[int, int, str | None]] = set()
+    accepting: set[int] = set()
+    while queue:
+        state = queue.pop()
+        reach = closure(state)
+        if final in reach:
+            accepting.add(number[state])
+        for member in reach:
+            for dst, word in outgoing.get(member, ()):
+                if word is None:
+                    continue
+                if dst not in number:
+                    number[dst] = len(number)
+                    queue.append(dst)
+                arcs.add((number[state], number[dst], word))
+    # Minimise (Brzozowski): determinise the reverse, then determinise its reverse.
+    reverse_dfa = _determinize(accepting, [(d, s, w) for s, d, w in arcs], {0})
+    states, dfa_arcs, dfa_accepting = _determinize(
+        reverse_dfa[2], [(d, s, w) for s, d, w in reverse_dfa[1]], {0}
+    )
+    final_state = states
+    final_arcs: list[tuple[int, int, str | None]] = [
+        (s, final_state, None) for s in sorted(dfa_accepting)
+    ]
+    return Grammar(
+        states + 1, 0, final_state, sorted(dfa_arcs, key=_arc_key) + final_arcs, words, oov
+    )
+
+
+def _determinize(
+    starts: set[int],
+    arcs: list[tuple[int, int, str | None]] | set[tuple[int, int, str | None]],
+    accepting: set[int],
+) -> tuple[int, list[tuple[int, int, str | None]], set[int]]:
+    """Subset construction on an epsilon-free graph: (states, arcs, accepting)."""
+    outgoing: dict[int, dict[str | None, set[int]]] = {}
+    for src, dst, word in arcs:
+        outgoing.setdefault(src, {}).setdefault(word, set()).add(dst)
+    first = frozenset(starts)
+    number = {first: 0}
+    queue = [first]
+    out_arcs: list[tuple[int, int, str | None]] = []
+    out_accepting: set[int] = set()
+    while queue:
+        subset = queue.pop()
+        if subset & accepting:
+            out_accepting.add(number[subset])
+        moves: dict[str | None, set[int]] = {}
+        for state in subset:
+            for word, targets in outgoing.get(state, {}).items():
+                moves.setdefault(word, set()).update(targets)
+        for word, targets in moves.items():
+            target = frozenset(targets)
+            if target not in number:
+                number[target] = len(number)
+                queue.append(target)
+            out_arcs.append((number[subset], number[target], word))
+    return len(number), out_arcs, out_accepting
+
+
+def _arc_key(arc: tuple[int, int, str | None]) -> tuple[int, int, str]:
+    return arc[0], arc[1], arc[2] or ""
+
+
+def build_grammar(
+    intent_set: IntentSet, has_word: Callable[[str], bool], number_words: Callable[[int], list[str]]
+) -> Grammar:
+    """Compile the active intents (with optional skip words around) into a Grammar."""
+    compiler = _Compiler(intent_set, has_word, number_words)
+    sentences: list[Fragment | None] = []
+    for intent in intent_set.intents.intents.values():
+        for data in intent.data:
+            for sentence in data.sentences:
+                sentences.append(compiler.expr(sentence.expression))
+    body = compiler.alternatives(sentences, optional=False)
+    if body is None:
+        raise ValueError("No speakable sentence in the active intents")
+    skips = [compiler.words_of(w) for w in intent_set.intents.skip_words]
+    skip_options = [compiler.chain(w) for w in skips if w]
+    before = compiler.alternatives(list(skip_options), optional=True) if skip_options else None
+    after = (
+        compiler.alternatives([compiler.chain(w) for w in skips if w], optional=True)
+        if skip_options
+        else None
+    )
+    whole = compiler.sequence([f for f in (before, body, after) if f is not None])
+    assert whole is not None
+    if compiler.oov:
+        _LOGGER.warning(
+            "Left out of the speech grammar (not in the pronunciation dictionary): %s",
+            ", ".join(sorted(compiler.oov)),
+        )
+    return _finish(compiler.graph, whole, compiler.words, compiler.oov)
+
+
+def cached_grammar(grammar: Grammar, cache_dir: Path) -> Path:
+    """Write the FSG to the cache (named by its digest) unless it is there already."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path = cache_dir / f"commands-{grammar.digest}.fsg"
+    if not path.is_file():
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(grammar.fsg, encoding="utf-8")
+        tmp.replace(path)
+    return path

@@ -1,0 +1,55 @@
+"""Words the recognizer can say: the pronunciation dictionary and number words."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from ..errors import MissingDependencyError, SatelliteError
+
+
+def pocketsphinx_model_dir(language: str) -> Path:
+    """The model folder the ``pocketsphinx`` wheel ships (en-us only)."""
+    try:
+        import pocketsphinx  # noqa: PLC0415
+    except ImportError as err:
+        raise MissingDependencyError("pocketsphinx", None, "Speech recognition") from err
+    if language.split("_", maxsplit=1)[0] != "en":
+        raise SatelliteError(
+            f"The pocketsphinx wheel ships an English (en-us) model only; language "
+            f"{language!r} needs another STT engine. Fix: set satellite.language: en, or "
+            f"stt.engine to one you have a model for"
+        )
+    return Path(pocketsphinx.get_model_path()) / "en-us"
+
+
+@functools.lru_cache(maxsize=4)
+def dictionary_words(dict_path: str) -> frozenset[str]:
+    """Words in a CMUdict-format file (alternate pronunciations folded)."""
+    words: set[str] = set()
+    with open(dict_path, encoding="utf-8") as handle:
+        for line in handle:
+            head = line.split(" ", 1)[0]
+            if head:
+                words.add(head.split("(", 1)[0])
+    return frozenset(words)
+
+
+def default_dictionary(language: str) -> str:
+    """Path of the CMUdict that ships with pocketsphinx."""
+    return os.fspath(pocketsphinx_model_dir(language) / "cmudict-en-us.dict")
+
+
+@functools.lru_cache(maxsize=8)
+def _rbnf(language: str) -> object:
+    from hassil.numbers import get_rbnf_engine  # noqa: PLC0415
+
+    return get_rbnf_engine(language.split("_", maxsplit=1)[0])
+
+
+def number_words(number: int, language: str = "en") -> list[str]:
+    """A number as spoken words: 55 -> ['fifty', 'five'] (hyphens become spaces)."""
+    engine = _rbnf(language)
+    text: str = engine.format_number(number).text  # type: ignore[attr-defined]
+    return text.replace("-", " ").replace(",", " ").split()

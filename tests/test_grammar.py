@@ -1,0 +1,149 @@
+"""The speech grammar compiled from HA's templates and our care intents."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+from hassil.sample import sample_intents
+from pocketsphinx import Config, Decoder
+
+from satellite.errors import SatelliteError
+from satellite.nlu.intents import CARE_INTENTS, Entity, IntentSet, load_intent_set
+from satellite.nlu.recognizer import TemplateRecognizer
+from satellite.stt.grammar import build_grammar, cached_grammar
+from satellite.stt.lexicon import default_dictionary, dictionary_words, number_words
+
+HA_INTENTS = (
+    "HassTurnOn",
+    "HassTurnOff",
+    "HassLightSet",
+    "HassGetState",
+    "HassNevermind",
+    "HassStartTimer",
+)
+ENTITIES = (
+    Entity("kitchen light", "light", "kitchen"),
+    Entity("bedroom lamp", "light", "bedroom"),
+    Entity("front door", "lock", "hall"),
+    Entity("ceiling fan", "fan", "living room"),
+)
+
+
+@pytest.fixture(scope="module")
+def intent_set() -> IntentSet:
+    return load_intent_set("en", HA_INTENTS + CARE_INTENTS, ENTITIES, ("garden",))
+
+
+@pytest.fixture(scope="module")
+def words() -> frozenset[str]:
+    return dictionary_words(default_dictionary("en"))
+
+
+def _build(intent_set: IntentSet, words: frozenset[str]):  # type: ignore[no-untyped-def]
+    return build_grammar(intent_set, words.__contains__, number_words)
+
+
+def test_number_words() -> None:
+    assert number_words(55) == ["fifty", "five"]
+    assert number_words(100) == ["one", "hundred"]
+
+
+def test_every_sampled_template_sentence_is_in_the_grammar(
+    intent_set: IntentSet, words: frozenset[str]
+) -> None:
+    grammar = _build(intent_set, words)
+    recognizer = TemplateRecognizer(intent_set)
+    checked = 0
+    for intent_name, text in itertools.islice(
+        sample_intents(
+            intent_set.intents, slot_lists=intent_set.slot_lists, max_sentences_per_intent=40
+        ),
+        3000,
+    ):
+        raw = text.lower().replace("%", " percent").replace("-", " ").split()
+        tokens: list[str] = []
+        for token in (t.strip(".,?!") for t in raw):
+            tokens.extend(number_words(int(token)) if token.isdigit() else [token])
+        if any(t not in words for t in tokens):
+            continue  # words missing from the dictionary are left out of the grammar
+        assert grammar.accepts(tokens), (intent_name, text)
+        checked += 1
+    assert checked > 200
+    # ... and the texts the grammar produces are understood by the same templates
+    for text, intent in [
+        ("turn on the kitchen light", "HassTurnOn"),
+        ("set a timer for five minutes", "HassStartTimer"),
+        ("set the bedroom lamp to fifty percent", "HassLightSet"),
+        ("i need help", "CallForHelp"),
+        ("what time is it", "GetTime"),
+    ]:
+        assert grammar.accepts(text.split()), text
+        assert recognizer.recognize(text).intent == intent
+
+
+def test_grammar_rejects_other_sentences(intent_set: IntentSet, words: frozenset[str]) -> None:
+    grammar = _build(intent_set, words)
+    for text in [
+        "the weather is lovely today",
+        "turn on the",
+        "kitchen light on turn",
+        "i feel dizzy please get the nurse",
+        "",
+    ]:
+        assert not grammar.accepts(text.split()), text
+
+
+def test_grammar_is_small_and_loads_in_pocketsphinx(
+    intent_set: IntentSet, words: frozenset[str], tmp_path: Path
+) -> None:
+    grammar = _build(intent_set, words)
+    # minimised: a few thousand word arcs, not the 100k+ of the template expansion
+    assert grammar.word_arcs < 20000
+    assert grammar.states < 5000
+    path = cached_grammar(grammar, tmp_path)
+    assert path == cached_grammar(grammar, tmp_path)
+    model = default_dictionary("en")
+    config = Config(
+        lm=None,
+        fsg=os.fspath(path),
+        dict=model,
+        loglevel="FATAL",
+        hmm=os.fspath(Path(model).parent / "en-us"),
+    )
+    Decoder(config)
+
+
+def test_grammar_follows_the_slot_lists(words: frozenset[str]) -> None:
+    small = load_intent_set("en", ("HassTurnOn",), (Entity("desk lamp", "light", "study"),), ())
+    grammar = _build(small, words)
+    assert grammar.accepts(["turn", "on", "the", "desk", "lamp"])
+    assert not grammar.accepts(["turn", "on", "the", "kitchen", "light"])
+    other = load_intent_set(
+        "en", ("HassTurnOn",), (Entity("kitchen light", "light", "kitchen"),), ()
+    )
+    assert _build(other, words).digest != grammar.digest
+
+
+def test_unknown_words_are_left_out_and_reported(words: frozenset[str]) -> None:
+    odd = load_intent_set(
+        "en",
+        ("HassTurnOn",),
+        (Entity("zorbulator", "switch", None), Entity("radio", "switch", None)),
+        (),
+    )
+    grammar = _build(odd, words)
+    assert "zorbulator" in grammar.oov
+    assert grammar.accepts(["turn", "on", "the", "radio"])
+    assert not grammar.accepts(["turn", "on", "the", "zorbulator"])
+
+
+def test_unknown_language_and_intent_names() -> None:
+    with pytest.raises(SatelliteError, match="language"):
+        load_intent_set("xx", ("HassTurnOn",), (), ())
+    with pytest.raises(SatelliteError, match="Unknown intent"):
+        load_intent_set("en", ("HassFlyToTheMoon",), (), ())
+    with pytest.raises(SatelliteError, match="English"):
+        default_dictionary("de")
