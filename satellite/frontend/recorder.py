@@ -46,6 +46,8 @@ class Phase(Enum):
 class UtteranceRecorder:
     """Turns (frame, speech probability) pairs into utterance events."""
 
+    name = "recorder"
+
     def __init__(
         self,
         settings: RecorderSettings,
@@ -76,6 +78,22 @@ class UtteranceRecorder:
     def active(self) -> bool:
         """True while an utterance is being looked for or recorded."""
         return self._phase is not Phase.IDLE
+
+    @property
+    def frames(self) -> list[AudioChunk]:
+        """Frames of the utterance so far (from the start of its audio, pre-roll included)."""
+        return list(self._frames)
+
+    @property
+    def silence_seconds(self) -> float:
+        """How long the current run of silence has lasted, s."""
+        return self._silence_seconds
+
+    def end_now(self, now: float, reason: str) -> list[Event]:
+        """Finish the utterance in speech at once (e.g. the command is already complete)."""
+        if self._phase is not Phase.IN_SPEECH:
+            return []
+        return self._finish(now, reason)
 
     def reset(self) -> None:
         """Drop any utterance in progress (history of recent audio is kept)."""

@@ -434,11 +434,17 @@ def build_grammar(
     )
     whole = compiler.sequence([f for f in (before, body, after) if f is not None])
     assert whole is not None
-    if compiler.oov:
+    names = {w for e in intent_set.entities for w in e.name.lower().split()}
+    names |= {w for a in intent_set.areas for w in a.lower().split()}
+    if compiler.oov & names:
         _LOGGER.warning(
-            "Left out of the speech grammar (not in the pronunciation dictionary): %s",
-            ", ".join(sorted(compiler.oov)),
+            "Names left out of the speech grammar: no pronunciation for %s. Fix: rename "
+            "the entity or area in words the dictionary knows",
+            ", ".join(sorted(compiler.oov & names)),
         )
+    if compiler.oov - names:
+        _LOGGER.debug("Template words without a pronunciation: %s",
+                      ", ".join(sorted(compiler.oov - names)))
     return _finish(compiler.graph, whole, compiler.words, compiler.oov)
 
 

@@ -1,0 +1,76 @@
+"""Events of understanding and dialogue (they register with satellite.events)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..events import Event
+
+
+@dataclass(frozen=True)
+class Transcript(Event):
+    """What the speech recognizer heard (published only when privacy allows)."""
+
+    type_name: ClassVar[str] = "transcript"
+
+    utterance_id: str
+    text: str
+    confidence: float
+    in_grammar: bool
+
+
+@dataclass(frozen=True)
+class IntentRecognized(Event):
+    """An utterance was understood (``intent`` set) or not (``intent`` None)."""
+
+    type_name: ClassVar[str] = "intent"
+
+    utterance_id: str
+    intent: str | None
+    slots: dict[str, Any]
+    confidence: float
+    source: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ReplyRequested(Event):
+    """The satellite wants to say something."""
+
+    type_name: ClassVar[str] = "reply"
+
+    utterance_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class HelpRequested(Event):
+    """Someone asked for help: a caregiver must be alerted."""
+
+    type_name: ClassVar[str] = "help_requested"
+
+    utterance_id: str
+    text: str
+    severity: str
+
+
+@dataclass(frozen=True)
+class HaIntentRequested(Event):
+    """An intent for Home Assistant to carry out; its answer comes back as a response."""
+
+    type_name: ClassVar[str] = "ha_intent"
+
+    utterance_id: str
+    intent: str
+    slots: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PlaybackControl(Event):
+    """Stop speaking, or change the volume (``volume`` 0-100 after the change)."""
+
+    type_name: ClassVar[str] = "playback_control"
+
+    action: str
+    volume: int

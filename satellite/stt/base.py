@@ -1,0 +1,53 @@
+"""The speech-to-text engine protocol and its result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..audio.chunk import AudioChunk
+
+
+@dataclass(frozen=True, slots=True)
+class WordTiming:
+    """One recognised word with its time span, seconds from the start of input."""
+
+    word: str
+    start_seconds: float
+    end_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class SttResult:
+    """A finished utterance: text, confidence (0-1), word timings.
+
+    ``in_grammar`` is False when the recognizer judged the speech to be outside the
+    closed domain (the text is then an open-vocabulary transcript or empty).
+    """
+
+    text: str
+    confidence: float
+    words: tuple[WordTiming, ...] = field(default=())
+    in_grammar: bool = True
+    score_per_frame: float | None = None
+
+
+class SpeechRecognizer(Protocol):
+    """Streaming recognizer: ``start``, 10 ms frames while the person speaks, ``finish``."""
+
+    name: str
+
+    def start(self, timestamp_seconds: float) -> None:
+        """Begin an utterance whose first frame starts at ``timestamp_seconds``."""
+
+    def process(self, frame: AudioChunk) -> None:
+        """Feed the next 10 ms frame (16 kHz mono 16-bit)."""
+
+    def is_complete(self) -> bool:
+        """True when what was heard so far is already a whole command."""
+
+    def finish(self) -> SttResult:
+        """End the utterance and return the result."""
+
+    def reset(self) -> None:
+        """Drop any utterance in progress."""

@@ -1,0 +1,149 @@
+"""PocketSphinx, closed domain: a grammar search with a phone-loop second opinion.
+
+Two decoders listen to the same frames while the person speaks. One searches the
+grammar compiled from the active intents; the other a free loop of phones. A grammar
+forces any speech into some command, so the grammar's own score cannot reject
+out-of-domain speech; the per-frame log-likelihood ratio of the two searches can: good
+commands score close to the phone loop, prose far below it (see FIELD-NOTES).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from ..audio.chunk import FRAME_MS, AudioChunk
+from ..config import SttSettings
+from ..errors import MissingDependencyError
+from .base import SttResult, WordTiming
+from .grammar import Grammar
+
+_LOGGER = logging.getLogger(__name__)
+#: Beams wide enough for noisy input to reach the grammar's final state.
+WIDE_BEAMS = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80}
+_FILLERS = frozenset({"<s>", "</s>", "<sil>", "[NOISE]", "++NOISE++"})
+_FRAME_SECONDS = FRAME_MS / 1000.0
+
+
+def _decoder(model_dir: Path, **options: Any) -> Any:
+    try:
+        from pocketsphinx import Config, Decoder  # noqa: PLC0415
+    except ImportError as err:
+        raise MissingDependencyError("pocketsphinx", None, "Speech recognition") from err
+    config = Config(hmm=os.fspath(model_dir / "en-us"),
+                    dict=os.fspath(model_dir / "cmudict-en-us.dict"), loglevel="FATAL",
+                    **options)
+    return Decoder(config)
+
+
+class PocketSphinxRecognizer:
+    """Streaming closed-domain recognizer with out-of-grammar rejection."""
+
+    name = "stt"
+
+    def __init__(self, settings: SttSettings, grammar: Grammar, grammar_path: Path,
+                 model_dir: Path) -> None:
+        self.settings = settings
+        self.grammar = grammar
+        common = {"lm": None, "bestpath": False, "compallsen": True, **WIDE_BEAMS}
+        self._grammar = _decoder(model_dir, fsg=os.fspath(grammar_path), **common)
+        self._phones = _decoder(model_dir, **common)
+        self._phones.add_allphone_file("free", None)
+        self._phones.activate_search("free")
+        self._start_seconds = 0.0
+        self._frames = 0
+        self._active = False
+        #: Time it took to compile and load, s (set by the factory).
+        self.load_seconds = 0.0
+
+    def start(self, timestamp_seconds: float) -> None:
+        self.reset()
+        self._start_seconds = timestamp_seconds
+        self._grammar.start_utt()
+        self._phones.start_utt()
+        self._active = True
+
+    def process(self, frame: AudioChunk) -> None:
+        if not self._active:
+            self.start(frame.timestamp_seconds)
+        self._grammar.process_raw(frame.samples, False, False)
+        self._phones.process_raw(frame.samples, False, False)
+        self._frames += 1
+
+    def is_complete(self) -> bool:
+        if not self._active:
+            return False
+        hyp = self._grammar.hyp()
+        return bool(hyp and hyp.hypstr and self.grammar.accepts(hyp.hypstr.split()))
+
+    def finish(self) -> SttResult:
+        if not self._active:
+            return SttResult("", 0.0, in_grammar=False)
+        self._grammar.end_utt()
+        self._phones.end_utt()
+        self._active = False
+        hyp = self._grammar.hyp()
+        text = hyp.hypstr.strip() if hyp and hyp.hypstr else ""
+        words = tuple(self._words())
+        ratio = self._score_ratio(hyp)
+        complete = bool(text) and self.grammar.accepts(text.split())
+        in_grammar = complete and ratio is not None and ratio >= self.settings.rejection_threshold
+        confidence = 0.0 if ratio is None else _sigmoid(
+            (ratio - self.settings.rejection_threshold) / 4.0)
+        return SttResult(text, round(confidence, 4), words, in_grammar,
+                         None if ratio is None else round(ratio, 3))
+
+    def reset(self) -> None:
+        if self._active:
+            self._grammar.end_utt()
+            self._phones.end_utt()
+        self._active = False
+        self._frames = 0
+
+    def _score_ratio(self, hyp: Any) -> float | None:
+        phones = self._phones.hyp()
+        if not hyp or not phones or not self._frames:
+            return None
+        try:
+            grammar_score = self._grammar.logmath.log(hyp.score)
+            phone_score = self._phones.logmath.log(phones.score)
+        except (ValueError, OverflowError):
+            return None
+        return float(grammar_score - phone_score) / self._frames
+
+    def _words(self) -> list[WordTiming]:
+        out = []
+        for seg in self._grammar.seg():
+            if not seg.word or seg.word in _FILLERS or seg.word.startswith("["):
+                continue
+            out.append(WordTiming(
+                seg.word.split("(")[0],
+                round(self._start_seconds + seg.start_frame * _FRAME_SECONDS, 3),
+                round(self._start_seconds + (seg.end_frame + 1) * _FRAME_SECONDS, 3)))
+        return out
+
+
+class OpenTranscriber:
+    """Free-speech transcription with the full English language model.
+
+    Too slow to stream on a Pi (about half an x86 core), so it runs once per
+    out-of-domain utterance, in the fallback worker, never in the frame loop.
+    """
+
+    def __init__(self, model_dir: Path) -> None:
+        self._decoder = _decoder(model_dir, lm=os.fspath(model_dir / "en-us.lm.bin"))
+
+    def transcribe(self, audio: AudioChunk) -> str:
+        """Whole-utterance decode (batch normalisation)."""
+        self._decoder.start_utt()
+        self._decoder.process_raw(audio.samples, False, True)
+        self._decoder.end_utt()
+        hyp = self._decoder.hyp()
+        return hyp.hypstr.strip() if hyp and hyp.hypstr else ""
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))

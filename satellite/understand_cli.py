@@ -1,0 +1,83 @@
+"""``pocket-satellite understand``: one JSON object per utterance in a file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .audio.io import open_source
+from .config import Config, load
+from .events import UtteranceEnded
+from .pipeline import Pipeline, build_stages
+from .understanding import Understanding, UtteranceReport, build_understanding
+
+#: How long to wait for a fallback (open transcription + LLM) result per utterance, s.
+FALLBACK_WAIT_SECONDS = 30.0
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``understand`` subcommand."""
+    parser = sub.add_parser("understand", help="transcribe and understand every utterance in "
+                                                "a recording (no wake word needed)")
+    parser.add_argument("--input", required=True, help="FILE.wav, alsa:DEVICE or -")
+    parser.add_argument("--config", type=Path, default=None, help="YAML configuration file")
+    parser.add_argument("--no-llm", action="store_true", help="skip the LLM fallback")
+    parser.set_defaults(func=run)
+
+
+def report_dict(report: UtteranceReport) -> dict[str, Any]:
+    """The JSON object printed for one utterance."""
+    stt = report.stt
+    intent = report.intent
+    return {
+        "utterance_id": report.utterance_id,
+        "start_seconds": report.start_seconds,
+        "end_seconds": report.end_seconds,
+        "end_reason": report.reason,
+        "transcript": stt.text if stt else "",
+        "in_grammar": bool(stt and stt.in_grammar),
+        "words": [{"word": w.word, "start_seconds": w.start_seconds,
+                   "end_seconds": w.end_seconds} for w in (stt.words if stt else ())],
+        "intent": intent.intent if intent else None,
+        "slots": dict(intent.slots) if intent else {},
+        "confidence": intent.confidence if intent else 0.0,
+        "source": intent.source if intent else None,
+        "timings_ms": report.timings_ms,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay the input through the front end and understanding; print each utterance."""
+    config = load(args.config) if args.config else Config()
+    logging.basicConfig(level=config.logging.level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    print(f"loading models for {config.satellite.language} ...", file=sys.stderr)
+    stages = build_stages(config, continuous=True)
+    understanding = build_understanding(config, use_llm=not args.no_llm, with_dialogue=False)
+    stages.understanding = understanding
+    pipeline = Pipeline(stages)
+    source = open_source(args.input, queue_ms=config.audio.queue_ms)
+    try:
+        for chunk in source:
+            for event in pipeline.process(chunk):
+                if isinstance(event, UtteranceEnded):
+                    _print_when_done(understanding, event)
+    finally:
+        source.close()
+    return 0
+
+
+def _print_when_done(understanding: Understanding, utterance: UtteranceEnded) -> None:
+    started = time.perf_counter()
+    understanding.poll(utterance.timestamp_seconds, wait_seconds=FALLBACK_WAIT_SECONDS)
+    report = understanding.reports.get(utterance.utterance_id)
+    if report is None:
+        return
+    report.timings_ms.setdefault("wait_fallback", round((time.perf_counter() - started)
+                                                        * 1000.0, 2))
+    print(json.dumps(report_dict(report)), flush=True)
