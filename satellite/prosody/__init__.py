@@ -1,0 +1,5 @@
+"""Care signal: speech rate per utterance, per-speaker baselines, rushed-speech alerts.
+
+Import from the submodules (``satellite.prosody.monitor``, ``.settings``, ...): this
+package imports nothing itself, so reading the configuration does not load scipy.
+"""

@@ -1,0 +1,111 @@
+"""Settings of the speech-rate care signal (config section ``prosody``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import voluptuous as vol
+
+from ..config_base import ConfigError, _boolean, _choice, _integer, _number, _opt, _Section
+
+MEASURES = ("articulation", "speaking")
+DEFAULT_QUESTION = "You sound in a hurry. Is everything all right?"
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not 1 <= len(value.strip()) <= 200:
+        raise vol.Invalid(f"expected a sentence, got {value!r}. Fix: write 1-200 characters")
+    return value.strip()
+
+
+def _path_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise vol.Invalid(
+            f"expected a file path or null, got {value!r}. Fix: write a path "
+            "such as /var/lib/pocket-satellite/prosody.json, or null"
+        )
+    return value.strip()
+
+
+@dataclass(frozen=True)
+class ProsodySettings(_Section):
+    """Speech rate per utterance, a baseline per speaker, and rushed-speech alerts."""
+
+    enabled: bool = _opt(True, _boolean, "Measure speech rate and raise rushed-speech alerts")
+    measure: str = _opt(
+        "articulation",
+        _choice(MEASURES),
+        "Rate compared with the baseline: articulation (pauses of 150 ms "
+        "or more left out) or speaking (whole utterance)",
+    )
+    min_syllables: int = _opt(
+        6, _integer(2, 50), "Utterances with fewer syllables are not judged (2-50)"
+    )
+    prior_rate: float = _opt(
+        4.3,
+        _number(2.0, 8.0, " syllables/s"),
+        "Population prior the baseline starts from, syllables/s (2-8); "
+        "older adults speak at about 4.3",
+    )
+    prior_weight: int = _opt(
+        3, _integer(0, 50), "How many utterances the prior counts as in the baseline (0-50)"
+    )
+    baseline_size: int = _opt(
+        50, _integer(5, 1000), "Judged utterances the rolling baseline keeps (5-1000)"
+    )
+    min_baseline: int = _opt(
+        10, _integer(1, 1000), "Judged utterances of a speaker before alerts can fire (1-1000)"
+    )
+    rushed_ratio: float = _opt(
+        1.35, _number(1.05, 3.0), "Rate / baseline at which an utterance counts as rushed"
+    )
+    rushed_count: int = _opt(
+        2, _integer(1, 20), "Alert when this many of the last rushed_window are rushed"
+    )
+    rushed_window: int = _opt(3, _integer(1, 20), "Utterances looked at for rushed_count (1-20)")
+    high_ratio: float = _opt(
+        1.6, _number(1.05, 4.0), "One utterance at or above this ratio alerts at once (high)"
+    )
+    clear_ratio: float = _opt(
+        1.2, _number(1.0, 3.0), "Below this ratio an utterance counts as calm again"
+    )
+    clear_count: int = _opt(
+        3, _integer(1, 50), "Calm utterances in a row that clear an alert (1-50)"
+    )
+    cooldown_seconds: float = _opt(
+        600.0, _number(0.0, 86400.0, " s"), "After an alert clears, no new alert for this long, s"
+    )
+    max_disagreement: float = _opt(
+        1.6,
+        _number(1.1, 5.0),
+        "Recognised words whose rate differs from the acoustic "
+        "estimate by more than this factor are not trusted",
+    )
+    ask_aloud: bool = _opt(
+        False, _boolean, "Ask the resident a question aloud when an alert is raised"
+    )
+    question: str = _opt(DEFAULT_QUESTION, _text, "What to ask when ask_aloud is on")
+    state_path: str | None = _opt(
+        None,
+        _path_or_none,
+        "JSON file that keeps the baselines across restarts; null keeps them in memory only",
+    )
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.rushed_count > self.rushed_window:
+            problems.append(
+                f"prosody.rushed_count: {self.rushed_count} is larger than "
+                f"rushed_window ({self.rushed_window}). Fix: lower rushed_count "
+                "or raise rushed_window"
+            )
+        if not self.clear_ratio < self.rushed_ratio <= self.high_ratio:
+            problems.append(
+                "prosody.rushed_ratio: the ratios must satisfy clear_ratio < "
+                "rushed_ratio <= high_ratio. Fix: e.g. 1.2, 1.35 and 1.6"
+            )
+        if problems:
+            raise ConfigError("config", problems)
