@@ -203,6 +203,25 @@ class AlsaPlaybackSink:
             _LOGGER.exception("ALSA playback on %s failed", self.device)
             self._error = err
 
+    def flush(self) -> int:
+        """Drop the audio queued for the device; return its size in bytes.
+
+        What ALSA already holds (its ring buffer, ``ALSA_PERIODS`` periods) still plays.
+        """
+        dropped, closing = 0, False
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is _STOP:
+                closing = True
+            else:
+                dropped += len(item)
+        if closing:
+            self._queue.put(_STOP)
+        return dropped
+
     def close(self) -> None:
         """Play what is queued, then release the device."""
         self._queue.put(_STOP)
