@@ -1,0 +1,51 @@
+"""Pocket Satellite: an offline voice satellite, over MQTT."""
+
+from __future__ import annotations
+
+from homeassistant.components import mqtt
+from homeassistant.const import Platform
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ConfigEntryNotReady
+
+from .const import CONF_BASE_TOPIC, CONF_INFO, CONF_SATELLITE_ID, DEFAULT_BASE_TOPIC
+from .device import PocketSatellite
+from .intents import IntentBridge, SlotsPublisher
+from .messages import MessageError, SatelliteInfo
+from .models import PocketConfigEntry, RuntimeData
+
+PLATFORMS = [
+    Platform.ASSIST_SATELLITE,
+    Platform.BINARY_SENSOR,
+    Platform.EVENT,
+    Platform.SENSOR,
+    Platform.TTS,
+]
+
+
+async def async_setup_entry(hass: HomeAssistant, entry: PocketConfigEntry) -> bool:
+    """Subscribe to the satellite and set up its entities."""
+    if not await mqtt.async_wait_for_mqtt_client(hass):
+        raise ConfigEntryNotReady("MQTT is not connected yet")
+    try:
+        info = SatelliteInfo.parse(dict(entry.data[CONF_INFO]))
+    except (MessageError, KeyError, TypeError) as err:
+        raise ConfigEntryNotReady(f"Stored satellite info is invalid: {err}") from err
+    satellite = PocketSatellite(
+        hass,
+        entry.data[CONF_SATELLITE_ID],
+        entry.data.get(CONF_BASE_TOPIC, DEFAULT_BASE_TOPIC),
+        info,
+    )
+    bridge = IntentBridge(hass, satellite)
+    satellite.intent_handler = bridge.async_handle
+    await satellite.async_start()
+    entry.async_on_unload(satellite.async_stop)
+    entry.runtime_data = RuntimeData(satellite)
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    entry.async_on_unload(SlotsPublisher(hass, satellite).async_start())
+    return True
+
+
+async def async_unload_entry(hass: HomeAssistant, entry: PocketConfigEntry) -> bool:
+    """Unload the entities; the subscriptions go with the entry's unload callbacks."""
+    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)

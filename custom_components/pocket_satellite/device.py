@@ -1,0 +1,305 @@
+"""One satellite over MQTT: subscriptions, the latest state, requests and listeners."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from homeassistant.components import mqtt
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+
+from .const import EVENT_HELP, SEEN_IDS
+from .messages import (
+    AlertClearedMessage,
+    AlertMessage,
+    HelpMessage,
+    IntentMessage,
+    MessageError,
+    ProsodyMessage,
+    SatelliteInfo,
+    SayDoneMessage,
+    load_json,
+    parse_state,
+)
+
+_LOGGER = logging.getLogger(__name__)
+
+#: Listener kinds entities can follow.
+KINDS = ("status", "info", "state", "intent", "alert", "alert_cleared", "help", "prosody")
+
+
+class PocketSatellite:
+    """The Home Assistant side of one satellite's MQTT topics."""
+
+    def __init__(
+        self, hass: HomeAssistant, satellite_id: str, base_topic: str, info: SatelliteInfo
+    ) -> None:
+        self.hass = hass
+        self.satellite_id = satellite_id
+        self.base = f"{base_topic}/{satellite_id}"
+        self.info = info
+        self.available = False
+        self.state = "idle"
+        self.last_intent: IntentMessage | None = None
+        self.last_alert: AlertMessage | None = None
+        self.last_alert_cleared: AlertClearedMessage | None = None
+        self.last_help: HelpMessage | None = None
+        self.last_prosody: ProsodyMessage | None = None
+        self.rejected: dict[str, int] = {}
+        self.intent_handler: Callable[[IntentMessage], Coroutine[Any, Any, None]] | None = None
+        self._listeners: dict[str, list[Callable[[], None]]] = {k: [] for k in KINDS}
+        self._unsubscribe: list[CALLBACK_TYPE] = []
+        self._seen: deque[str] = deque(maxlen=SEEN_IDS)
+        self._say: dict[str, asyncio.Future[SayDoneMessage]] = {}
+        self._tts: dict[str, asyncio.Future[bytes]] = {}
+
+    def topic(self, path: str) -> str:
+        """Full topic name of ``path`` under this satellite."""
+        return f"{self.base}/{path}"
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    async def async_start(self) -> None:
+        """Subscribe to everything the satellite publishes."""
+        handlers: list[tuple[str, Callable[[mqtt.ReceiveMessage], None], str | None]] = [
+            ("status", self._on_status, "utf-8"),
+            ("info", self._on_info, "utf-8"),
+            ("state", self._on_state, "utf-8"),
+            ("intent", self._on_intent, "utf-8"),
+            ("alert", self._on_alert, "utf-8"),
+            ("alert/cleared", self._on_alert_cleared, "utf-8"),
+            ("help", self._on_help, "utf-8"),
+            ("prosody", self._on_prosody, "utf-8"),
+            ("say/done", self._on_say_done, "utf-8"),
+            ("tts/response/+", self._on_tts_response, None),
+        ]
+        for path, handler, encoding in handlers:
+            self._unsubscribe.append(
+                await mqtt.async_subscribe(
+                    self.hass, self.topic(path), handler, qos=1, encoding=encoding
+                )
+            )
+
+    @callback
+    def async_stop(self) -> None:
+        """Unsubscribe and fail pending requests."""
+        while self._unsubscribe:
+            self._unsubscribe.pop()()
+        for say in self._say.values():
+            say.cancel()
+        for tts in self._tts.values():
+            tts.cancel()
+
+    @callback
+    def add_listener(self, kind: str, listener: Callable[[], None]) -> CALLBACK_TYPE:
+        """Call ``listener`` when something of ``kind`` arrives; returns a remover."""
+        self._listeners[kind].append(listener)
+        return lambda: self._listeners[kind].remove(listener)
+
+    def _notify(self, kind: str) -> None:
+        for listener in list(self._listeners[kind]):
+            listener()
+
+    def diagnostics(self) -> dict[str, Any]:
+        """A snapshot for diagnostics."""
+        return {
+            "base_topic": self.base,
+            "available": self.available,
+            "state": self.state,
+            "info": self.info.as_dict(),
+            "last_intent": None if self.last_intent is None else vars(self.last_intent),
+            "last_alert": None if self.last_alert is None else vars(self.last_alert),
+            "last_prosody": None if self.last_prosody is None else vars(self.last_prosody),
+            "rejected": dict(self.rejected),
+            "pending_requests": len(self._say) + len(self._tts),
+        }
+
+    # --- requests -----------------------------------------------------------------------
+
+    async def async_say(self, text: str, timeout: float) -> SayDoneMessage | None:
+        """Publish ``say``; the ``say/done`` answer, or None when it did not come in time."""
+        request_id = f"ha_{secrets.token_hex(6)}"
+        future: asyncio.Future[SayDoneMessage] = self.hass.loop.create_future()
+        self._say[request_id] = future
+        try:
+            await self._publish("say", {"text": text, "id": request_id})
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            return None
+        finally:
+            self._say.pop(request_id, None)
+
+    async def async_tts(self, text: str, voice: str | None, timeout: float) -> bytes:
+        """Ask the satellite for a WAV of ``text``; HomeAssistantError when it fails."""
+        request_id = f"ha_{secrets.token_hex(6)}"
+        future: asyncio.Future[bytes] = self.hass.loop.create_future()
+        self._tts[request_id] = future
+        request: dict[str, Any] = {"id": request_id, "text": text}
+        if voice:
+            request["voice"] = voice
+        try:
+            await self._publish("tts/request", request)
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            raise HomeAssistantError(
+                f"Pocket Satellite {self.satellite_id} did not answer the TTS request "
+                f"within {timeout:g} s; is it online?"
+            ) from None
+        finally:
+            self._tts.pop(request_id, None)
+
+    async def async_respond(self, utterance_id: str, text: str) -> None:
+        """Publish HA's spoken answer to an intent on ``response``."""
+        await self._publish("response", {"utterance_id": utterance_id, "text": text})
+
+    async def async_publish_slots(self, names: list[str], areas: list[str]) -> None:
+        """Publish the exposed names and areas, retained, on ``slots``."""
+        await self._publish("slots", {"names": names, "areas": areas}, retain=True)
+
+    async def _publish(self, path: str, data: dict[str, Any], retain: bool = False) -> None:
+        payload = json.dumps(data, ensure_ascii=False)
+        await mqtt.async_publish(self.hass, self.topic(path), payload, qos=1, retain=retain)
+
+    # --- incoming -------------------------------------------------------------------------
+
+    def _reject(self, msg: mqtt.ReceiveMessage, err: MessageError) -> None:
+        count = self.rejected.get(msg.topic, 0) + 1
+        self.rejected[msg.topic] = count
+        log = _LOGGER.warning if count == 1 else _LOGGER.debug
+        log("Ignoring a bad payload on %s (%d so far): %s", msg.topic, count, err)
+
+    def _fresh(self, message_id: str) -> bool:
+        """False for a redelivered QoS 1 message (same id seen recently)."""
+        if message_id in self._seen:
+            return False
+        self._seen.append(message_id)
+        return True
+
+    @callback
+    def _on_status(self, msg: mqtt.ReceiveMessage) -> None:
+        self.available = msg.payload == "online"
+        self._notify("status")
+
+    @callback
+    def _on_info(self, msg: mqtt.ReceiveMessage) -> None:
+        try:
+            info = SatelliteInfo.parse(load_json(msg.payload))
+        except MessageError as err:
+            self._reject(msg, err)
+            return
+        self.info = info
+        self._notify("info")
+
+    @callback
+    def _on_state(self, msg: mqtt.ReceiveMessage) -> None:
+        try:
+            self.state = parse_state(load_json(msg.payload))
+        except MessageError as err:
+            self._reject(msg, err)
+            return
+        self._notify("state")
+
+    @callback
+    def _on_intent(self, msg: mqtt.ReceiveMessage) -> None:
+        try:
+            intent = IntentMessage.parse(load_json(msg.payload))
+        except MessageError as err:
+            self._reject(msg, err)
+            return
+        if not self._fresh(intent.id):
+            return
+        self.last_intent = intent
+        self._notify("intent")
+        if self.intent_handler is not None:
+            self.hass.async_create_task(self.intent_handler(intent), eager_start=True)
+
+    @callback
+    def _on_alert(self, msg: mqtt.ReceiveMessage) -> None:
+        try:
+            alert = AlertMessage.parse(load_json(msg.payload))
+        except MessageError as err:
+            self._reject(msg, err)
+            return
+        if self._fresh(alert.id):
+            self.last_alert = alert
+            self._notify("alert")
+
+    @callback
+    def _on_alert_cleared(self, msg: mqtt.ReceiveMessage) -> None:
+        try:
+            cleared = AlertClearedMessage.parse(load_json(msg.payload))
+        except MessageError as err:
+            self._reject(msg, err)
+            return
+        if self._fresh(cleared.id):
+            self.last_alert_cleared = cleared
+            self._notify("alert_cleared")
+
+    @callback
+    def _on_help(self, msg: mqtt.ReceiveMessage) -> None:
+        try:
+            help_request = HelpMessage.parse(load_json(msg.payload))
+        except MessageError as err:
+            self._reject(msg, err)
+            return
+        if not self._fresh(help_request.id):
+            return
+        self.last_help = help_request
+        self.hass.bus.async_fire(
+            EVENT_HELP,
+            {
+                "satellite_id": self.satellite_id,
+                "severity": help_request.severity,
+                "utterance_id": help_request.utterance_id,
+                "id": help_request.id,
+            },
+        )
+        self._notify("help")
+
+    @callback
+    def _on_prosody(self, msg: mqtt.ReceiveMessage) -> None:
+        try:
+            self.last_prosody = ProsodyMessage.parse(load_json(msg.payload))
+        except MessageError as err:
+            self._reject(msg, err)
+            return
+        self._notify("prosody")
+
+    @callback
+    def _on_say_done(self, msg: mqtt.ReceiveMessage) -> None:
+        try:
+            done = SayDoneMessage.parse(load_json(msg.payload))
+        except MessageError as err:
+            self._reject(msg, err)
+            return
+        future = self._say.get(done.id)
+        if future is not None and not future.done():
+            future.set_result(done)
+
+    @callback
+    def _on_tts_response(self, msg: mqtt.ReceiveMessage) -> None:
+        request_id = msg.topic.rsplit("/", 1)[-1]
+        future = self._tts.get(request_id)
+        if future is None or future.done():
+            return
+        payload = msg.payload
+        if isinstance(payload, str):
+            payload = payload.encode()
+        if payload[:4] == b"RIFF":
+            future.set_result(bytes(payload))
+            return
+        try:
+            error = load_json(payload).get("error", "unknown error")
+        except MessageError as err:
+            error = str(err)
+        future.set_exception(
+            HomeAssistantError(f"Pocket Satellite {self.satellite_id} could not speak: {error}")
+        )

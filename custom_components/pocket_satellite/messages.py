@@ -1,0 +1,226 @@
+"""The satellite's MQTT payloads, parsed strictly (see tests/golden/ for examples).
+
+Home Assistant cannot import the satellite's Python package, so the contract is kept
+in step by both sides' tests loading the same golden files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .const import MAX_PAYLOAD_BYTES
+
+STATES = ("idle", "listening", "processing", "responding", "muted")
+
+
+class MessageError(ValueError):
+    """A payload does not match the contract."""
+
+
+def load_json(payload: str | bytes | bytearray) -> dict[str, Any]:
+    """A JSON object from a payload of at most MAX_PAYLOAD_BYTES."""
+    if len(payload) > MAX_PAYLOAD_BYTES:
+        raise MessageError(f"payload of {len(payload)} bytes is too large")
+    try:
+        data = json.loads(payload)
+    except (ValueError, RecursionError) as err:
+        raise MessageError(f"invalid JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise MessageError("expected a JSON object")
+    return data
+
+
+def _str(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise MessageError(f"{key}: expected a string")
+    return value
+
+
+def _opt_str(data: dict[str, Any], key: str) -> str | None:
+    return None if data.get(key) is None else _str(data, key)
+
+
+def _num(data: dict[str, Any], key: str) -> float:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MessageError(f"{key}: expected a number")
+    return float(value)
+
+
+def _strs(data: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = data.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise MessageError(f"{key}: expected a list of strings")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class SatelliteInfo:
+    """``info``: who the satellite is."""
+
+    id: str
+    name: str
+    version: str
+    language: str
+    wake_words: tuple[str, ...]
+    voices: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    protocol: int = 1
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> SatelliteInfo:
+        """Check and build."""
+        return cls(
+            id=_str(data, "id"),
+            name=_str(data, "name"),
+            version=_str(data, "version"),
+            language=_str(data, "language"),
+            wake_words=_strs(data, "wake_words"),
+            voices=_strs(data, "voices"),
+            capabilities=_strs(data, "capabilities"),
+            protocol=int(_num(data, "protocol")) if "protocol" in data else 1,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """For the config entry's data."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "version": self.version,
+            "language": self.language,
+            "wake_words": list(self.wake_words),
+            "voices": list(self.voices),
+            "capabilities": list(self.capabilities),
+            "protocol": self.protocol,
+        }
+
+
+@dataclass(frozen=True)
+class IntentMessage:
+    """``intent``: what the satellite understood."""
+
+    id: str
+    utterance_id: str
+    intent: str | None
+    slots: dict[str, str]
+    confidence: float
+    source: str
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> IntentMessage:
+        """Check and build."""
+        slots = data.get("slots")
+        if not isinstance(slots, dict) or not all(
+            isinstance(k, str) and isinstance(v, str | int | float) for k, v in slots.items()
+        ):
+            raise MessageError("slots: expected an object of names to values")
+        return cls(
+            id=_str(data, "id"),
+            utterance_id=_str(data, "utterance_id"),
+            intent=_opt_str(data, "intent"),
+            slots={k: str(v) for k, v in slots.items()},
+            confidence=_num(data, "confidence"),
+            source=_str(data, "source"),
+        )
+
+
+def _opt_num(data: dict[str, Any], key: str) -> float | None:
+    return None if data.get(key) is None else _num(data, key)
+
+
+@dataclass(frozen=True)
+class AlertMessage:
+    """``alert``: rushed speech began (or rose in severity)."""
+
+    id: str
+    kind: str
+    ratio: float
+    severity: str
+    utterance_id: str
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> AlertMessage:
+        """Check and build."""
+        return cls(
+            id=_str(data, "id"),
+            kind=_str(data, "kind"),
+            ratio=_num(data, "ratio"),
+            severity=_str(data, "severity"),
+            utterance_id=_str(data, "utterance_id"),
+        )
+
+
+@dataclass(frozen=True)
+class HelpMessage:
+    """``help``: someone asked for help; a caregiver must be alerted."""
+
+    id: str
+    utterance_id: str
+    severity: str
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> HelpMessage:
+        """Check and build."""
+        return cls(_str(data, "id"), _str(data, "utterance_id"), _str(data, "severity"))
+
+
+@dataclass(frozen=True)
+class AlertClearedMessage:
+    """``alert/cleared``: the speaker has been calm again."""
+
+    id: str
+    kind: str
+    duration_seconds: float
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> AlertClearedMessage:
+        """Check and build."""
+        return cls(_str(data, "id"), _str(data, "kind"), _num(data, "duration_seconds"))
+
+
+@dataclass(frozen=True)
+class ProsodyMessage:
+    """``prosody``: the speech rate of an utterance (None when it was not judged)."""
+
+    utterance_id: str
+    judged: bool
+    syllables_per_second: float | None
+    ratio: float | None
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> ProsodyMessage:
+        """Check and build."""
+        judged = data.get("judged")
+        if not isinstance(judged, bool):
+            raise MessageError("judged: expected true or false")
+        return cls(
+            utterance_id=_str(data, "utterance_id"),
+            judged=judged,
+            syllables_per_second=_opt_num(data, "syllables_per_second"),
+            ratio=_opt_num(data, "ratio"),
+        )
+
+
+@dataclass(frozen=True)
+class SayDoneMessage:
+    """``say/done``: an announcement finished."""
+
+    id: str
+    status: str
+    error: str | None
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> SayDoneMessage:
+        """Check and build."""
+        return cls(_str(data, "id"), _str(data, "status"), _opt_str(data, "error"))
+
+
+def parse_state(data: dict[str, Any]) -> str:
+    """``state``: one of STATES."""
+    state = _str(data, "state")
+    if state not in STATES:
+        raise MessageError(f"state: unknown state {state!r}")
+    return state

@@ -1,0 +1,256 @@
+"""The long-running satellite: audio source -> Pipeline -> MQTT, commands -> frame loop.
+
+``pocket-satellite run --config FILE`` starts it. The frame loop is the only thread that
+changes the satellite's state: between audio chunks it drains the one inbox that MQTT
+fills with validated commands, and the notices of the speaker thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import __version__
+from .audio.chunk import AudioChunk
+from .audio.io import AudioSink, open_sink, open_source
+from .config import Config, load
+from .events import Event, StateChanged
+from .mqtt.link import MqttLink
+from .mqtt.payloads import Command, Control, Info, SayRequest, Slots, SpokenResponse, TtsRequest
+from .mqtt.settings import MqttSettings
+from .mqtt.speech import (
+    Publish,
+    Speaker,
+    SpeakJob,
+    Synthesizer,
+    TtsResponder,
+)
+from .pipeline import Pipeline
+from .tts.engines import make_engine
+from .tts.settings import TtsSettings
+
+_LOGGER = logging.getLogger(__name__)
+
+#: Commands waiting for the frame loop beyond this are rejected by the MQTT link.
+INBOX_SIZE = 256
+#: After the input ends, wait this long for speech and MQTT to finish, s.
+DRAIN_SECONDS = 10.0
+CAPABILITIES = ("say", "tts", "response", "slots", "control")
+
+
+class FrameProcessor(Protocol):
+    """What the app needs of the pipeline."""
+
+    def process(self, chunk: AudioChunk) -> list[Event]:
+        """Events completed by this audio."""
+
+    def reset(self) -> None:
+        """Forget all state."""
+
+
+class EventSink(Protocol):
+    """Where events go (the MQTT link, or a test double)."""
+
+    def publish_event(self, event: Event) -> None:
+        """Publish one event."""
+
+
+def mqtt_settings(config: Config) -> MqttSettings:
+    """The ``mqtt`` section of the configuration."""
+    return config.mqtt
+
+
+def tts_settings(config: Config) -> TtsSettings:
+    """The ``tts`` section of the configuration."""
+    return config.tts
+
+
+def make_info(config: Config, synthesizer: Synthesizer) -> Info:
+    """The retained ``info`` payload of this satellite."""
+    voices = getattr(synthesizer, "voices", ())
+    voices = tuple(voices() if callable(voices) else voices)
+    return Info(
+        id=config.satellite.id,
+        name=config.satellite.name,
+        version=__version__,
+        language=config.satellite.language,
+        wake_words=config.frontend.wake.models,
+        voices=voices,
+        capabilities=CAPABILITIES,
+    )
+
+
+class SatelliteApp:
+    """Owns the frame loop, the speaker, the TTS responder and the MQTT link."""
+
+    def __init__(
+        self,
+        pipeline: FrameProcessor,
+        events: EventSink,
+        inbox: queue.Queue[Command],
+        synthesizer: Synthesizer,
+        sink: AudioSink,
+        publish: Publish,
+    ) -> None:
+        self.pipeline = pipeline
+        self.events = events
+        self.inbox = inbox
+        self.state = "idle"
+        self.muted = False
+        self.slots: Slots | None = None
+        self.handled: list[Command] = []
+        self._speaking = False
+        self._notices: queue.SimpleQueue[bool] = queue.SimpleQueue()
+        self._now = 0.0
+        self._stopping = threading.Event()
+        self.speaker = Speaker(synthesizer, sink, publish, self._notices.put)
+        self.tts = TtsResponder(synthesizer, publish)
+
+    # --- the frame loop -----------------------------------------------------------------
+
+    def run(self, source: Iterable[AudioChunk]) -> None:
+        """Process audio until the source ends or stop() is called."""
+        self._set_state("muted" if self.muted else "idle", force=True)
+        for chunk in source:
+            self._now = chunk.end_seconds
+            self.poll()
+            if self._stopping.is_set():
+                break
+            if self.muted:
+                continue
+            for event in self.pipeline.process(chunk):
+                self._on_event(event)
+
+    def poll(self) -> None:
+        """Handle every queued command and speaker notice (frame loop thread)."""
+        while True:
+            try:
+                speaking = self._notices.get_nowait()
+            except queue.Empty:
+                break
+            self._speaking = speaking
+            if not self.muted:
+                self._set_state("responding" if speaking else "idle")
+        while True:
+            try:
+                command = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            self.handle(command)
+
+    def stop(self) -> None:
+        """Ask the frame loop to stop after the current chunk."""
+        self._stopping.set()
+
+    def close(self, timeout: float = DRAIN_SECONDS) -> None:
+        """Let queued speech and TTS answers finish, then end their threads."""
+        deadline = time.monotonic() + timeout
+        while not self.speaker.idle() and time.monotonic() < deadline:
+            time.sleep(0.02)
+            self.poll()
+        self.speaker.close()
+        self.tts.close()
+        self.poll()
+
+    def handle(self, command: Command) -> None:
+        """Act on one validated command."""
+        self.handled.append(command)
+        if isinstance(command, SayRequest):
+            self.speaker.say(SpeakJob(command.text, command.id))
+        elif isinstance(command, SpokenResponse):
+            if command.text.strip():
+                self.speaker.say(SpeakJob(command.text))
+        elif isinstance(command, TtsRequest):
+            self.tts.request(command)
+        elif isinstance(command, Slots):
+            self.slots = command
+            _LOGGER.info("HA exposes %d names in %d areas", len(command.names), len(command.areas))
+        elif isinstance(command, Control):
+            self._control(command)
+
+    def _control(self, command: Control) -> None:
+        if command.command == "mute":
+            self.muted = True
+            self.pipeline.reset()
+            self._set_state("muted")
+        elif command.command == "unmute":
+            self.muted = False
+            self._set_state("responding" if self._speaking else "idle")
+        elif command.command == "stop":
+            self.speaker.stop()
+        elif command.command == "volume" and command.volume is not None:
+            self.speaker.volume = command.volume
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, StateChanged):
+            if not self._speaking:
+                self._set_state(event.state, event.timestamp_seconds)
+            return
+        self.events.publish_event(event)
+
+    def _set_state(self, state: str, when: float | None = None, force: bool = False) -> None:
+        if state == self.state and not force:
+            return
+        previous, self.state = self.state, state
+        stamp = round(self._now if when is None else when, 3)
+        self.events.publish_event(StateChanged(stamp, state=state, previous=previous))
+
+
+# --- the `run` command --------------------------------------------------------------------
+
+
+def add_run_command(sub: Any) -> None:
+    """Register ``pocket-satellite run`` on the CLI's subparsers."""
+    run = sub.add_parser("run", help="run the satellite: microphone -> pipeline -> MQTT")
+    run.add_argument("--config", type=Path, required=True, help="YAML configuration file")
+    run.add_argument("--input", default=None, help="override audio.input")
+    run.add_argument("--output", default=None, help="override audio.output")
+    run.add_argument("--max-seconds", type=float, default=None, help="stop after this much audio")
+    run.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = load(args.config)
+    logging.basicConfig(
+        level=config.logging.level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = mqtt_settings(config)
+    synthesizer = make_engine(tts_settings(config))
+    inbox: queue.Queue[Command] = queue.Queue(INBOX_SIZE)
+    info = make_info(config, synthesizer)
+    link = MqttLink(settings, info, inbox)
+    sink = open_sink(args.output or config.audio.output, queue_ms=config.audio.queue_ms)
+    app = SatelliteApp(
+        Pipeline.from_config(config),
+        link,
+        inbox,
+        synthesizer,
+        sink,
+        link.publish,
+    )
+    signal.signal(signal.SIGTERM, lambda *_: app.stop())
+    if settings.enabled:
+        link.start()
+    spec = args.input or config.audio.input
+    print(f"satellite {info.id!r}: listening on {spec}, MQTT {settings.host}", file=sys.stderr)
+    source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
+    try:
+        app.run(source)
+    finally:
+        source.close()
+        app.close()
+        sink.close()
+        if settings.enabled:
+            link.wait_idle(DRAIN_SECONDS)
+            link.stop()
+    return 0

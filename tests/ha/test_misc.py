@@ -1,0 +1,75 @@
+"""Edge cases: stored info, wake word configuration, odd TTS answers, intent speech."""
+
+from __future__ import annotations
+
+import asyncio
+from unittest.mock import MagicMock
+
+import pytest
+from homeassistant.components import tts
+from homeassistant.config_entries import ConfigEntryState
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import intent
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.pocket_satellite.intents import _speech
+
+from .conftest import DOMAIN, INFO, fire, published
+
+pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
+
+
+async def test_invalid_stored_info_retries_setup(hass: HomeAssistant, mqtt_mock: MagicMock) -> None:
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        unique_id="kitchen",
+        data={"satellite_id": "kitchen", "base_topic": "pocket_satellite", "info": {"id": 1}},
+    )
+    entry.add_to_hass(hass)
+    await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.SETUP_RETRY
+
+
+async def test_wake_word_configuration(hass: HomeAssistant, setup_entry: MockConfigEntry) -> None:
+    entity = hass.data["assist_satellite"].get_entity("assist_satellite.kitchen")
+    config = entity.async_get_configuration()
+    assert [w.id for w in config.available_wake_words] == INFO["wake_words"]
+    assert config.available_wake_words[0].wake_word == "okay nabu"
+    assert config.active_wake_words == INFO["wake_words"]
+    with pytest.raises(HomeAssistantError, match=r"satellite\.yaml"):
+        await entity.async_set_configuration(config)
+    entity.on_pipeline_event(MagicMock())  # not used; must not fail
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [("not json at all", "invalid JSON"), ('{"id": "x"}', "unknown error")],
+)
+async def test_odd_tts_answers_are_errors(
+    hass: HomeAssistant,
+    setup_entry: MockConfigEntry,
+    mqtt_mock: MagicMock,
+    answer: str,
+    error: str,
+) -> None:
+    entity = hass.data[tts.DATA_COMPONENT].get_entity("tts.kitchen_voice")
+    task = hass.async_create_task(entity.async_get_tts_audio("Hi", "en", {}))
+    for _ in range(100):
+        if published(mqtt_mock, "tts/request"):
+            break
+        await asyncio.sleep(0)
+    request_id = published(mqtt_mock, "tts/request")[-1]["id"]
+    fire(hass, f"tts/response/{request_id}", answer)
+    with pytest.raises(HomeAssistantError, match=error):
+        await task
+
+
+def test_intent_speech() -> None:
+    response = intent.IntentResponse(language="en")
+    assert _speech(response) == "Done."
+    response.async_set_speech("It is 5 o'clock")
+    assert _speech(response) == "It is 5 o'clock"
+    failed = intent.IntentResponse(language="en")
+    failed.response_type = intent.IntentResponseType.ERROR
+    assert _speech(failed) == "Sorry, I couldn't do that."

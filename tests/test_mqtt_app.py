@@ -1,0 +1,174 @@
+"""The satellite process: audio -> Pipeline -> MQTT, and MQTT commands -> frame loop."""
+
+from __future__ import annotations
+
+import io
+import json
+import queue
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from satellite.app import SatelliteApp, make_info
+from satellite.audio.chunk import AudioChunk
+from satellite.audio.io import NullSink
+from satellite.audio.wav import WavFileSource
+from satellite.cli import main
+from satellite.config import Config
+from satellite.events import Event, StateChanged, WakeDetected
+from satellite.mqtt.payloads import Command, Control, SayRequest, Slots, TtsRequest
+from satellite.mqtt.speech import EspeakCommandSynthesizer, SynthesisError, wav_bytes
+from satellite.pipeline import Pipeline
+from tests import synth
+from tests.mqtt_support import Probe, have_mosquitto, link_settings, running_broker
+
+SAMPLE = Path(__file__).resolve().parent.parent / "satellite" / "data" / "sample.wav"
+BASE = "pocket_satellite/pocket_satellite"
+pytestmark = pytest.mark.skipif(
+    not (have_mosquitto() and synth.have_espeak()), reason="needs mosquitto and espeak-ng"
+)
+
+
+class Recorder:
+    """Stands in for the MQTT link: records events and raw publishes."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.raw: queue.Queue[tuple[str, bytes, int]] = queue.Queue()
+
+    def publish_event(self, event: Event) -> None:
+        self.events.append(event)
+
+    def publish(self, path: str, payload: bytes, qos: int) -> None:
+        self.raw.put((path, payload, qos))
+
+    def states(self) -> list[str]:
+        return [e.state for e in self.events if isinstance(e, StateChanged)]
+
+
+class WritingSink(NullSink):
+    """Keeps what was played."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chunks: list[AudioChunk] = []
+
+    def write(self, chunk: AudioChunk) -> None:
+        super().write(chunk)
+        self.chunks.append(chunk)
+
+
+@pytest.fixture(scope="module")
+def pipeline() -> Pipeline:
+    return Pipeline.from_config(Config())
+
+
+@pytest.fixture
+def app(pipeline: Pipeline) -> Iterator[tuple[SatelliteApp, Recorder, WritingSink]]:
+    pipeline.reset()
+    recorder, sink = Recorder(), WritingSink()
+    inbox: queue.Queue[Command] = queue.Queue()
+    application = SatelliteApp(
+        pipeline, recorder, inbox, EspeakCommandSynthesizer(), sink, recorder.publish
+    )
+    yield application, recorder, sink
+    application.close()
+
+
+def test_sample_goes_through_the_pipeline_to_events(
+    app: tuple[SatelliteApp, Recorder, WritingSink],
+) -> None:
+    application, recorder, _ = app
+    source = WavFileSource(str(SAMPLE))
+    application.run(source)
+    source.close()
+    assert any(isinstance(e, WakeDetected) for e in recorder.events)
+    assert recorder.states() == ["idle", "listening", "idle"]
+
+
+def test_commands_reach_the_frame_loop(app: tuple[SatelliteApp, Recorder, WritingSink]) -> None:
+    application, recorder, sink = app
+    application.inbox.put(SayRequest("Dinner is ready", "a1"))
+    application.inbox.put(TtsRequest("r1", "The light is on", "en-gb"))
+    application.inbox.put(Slots(("Kitchen Lights",), ("Kitchen",)))
+    application.poll()
+    answers = {}
+    for _ in range(2):
+        path, payload, _qos = recorder.raw.get(timeout=30)
+        answers[path] = payload
+    assert json.loads(answers["say/done"]) == {"id": "a1", "status": "done", "error": None}
+    wav = answers["tts/response/r1"]
+    assert wav[:4] == b"RIFF"
+    with wave.open(io.BytesIO(wav)) as reader:
+        assert reader.getnframes() > reader.getframerate() * 0.5
+    assert sink.seconds_written > 0.5
+    assert application.slots == Slots(("Kitchen Lights",), ("Kitchen",))
+    application.poll()
+    assert recorder.states() == ["responding", "idle"]
+
+
+def test_mute_volume_and_stop(app: tuple[SatelliteApp, Recorder, WritingSink]) -> None:
+    application, recorder, sink = app
+    application.handle(Control("mute"))
+    source = WavFileSource(str(SAMPLE))
+    application.run(source)  # muted: the audio is not listened to
+    source.close()
+    assert not any(isinstance(e, WakeDetected) for e in recorder.events)
+    assert recorder.states()[-1] == "muted"
+    application.handle(Control("volume", 0.25))
+    application.handle(SayRequest("One two three four five six seven", "quiet"))
+    recorder.raw.get(timeout=30)
+    loud = max(abs(int(s)) for c in sink.chunks for s in c.to_int16())
+    assert loud < 32768 * 0.3
+    application.handle(Control("unmute"))
+    assert recorder.states()[-1] == "idle"
+    application.handle(SayRequest(" ".join(["counting"] * 200), "long"))
+    application.handle(SayRequest("queued", "next"))
+    application.handle(Control("stop"))
+    statuses = {}
+    for _ in range(2):
+        _path, payload, _ = recorder.raw.get(timeout=30)
+        statuses[json.loads(payload)["id"]] = json.loads(payload)["status"]
+    assert statuses["next"] == "stopped"
+    assert statuses["long"] in ("stopped", "done")
+
+
+def test_synthesis_errors_are_answered(app: tuple[SatelliteApp, Recorder, WritingSink]) -> None:
+    application, recorder, _ = app
+    application.handle(TtsRequest("bad", "hello", "no-such-voice-zz"))
+    path, payload, _ = recorder.raw.get(timeout=30)
+    assert path == "tts/response/bad"
+    assert json.loads(payload)["id"] == "bad" and "unknown voice" in json.loads(payload)["error"]
+    with pytest.raises(SynthesisError):
+        wav_bytes([])
+
+
+def test_info_names_the_wake_words_and_voices() -> None:
+    info = make_info(Config(), EspeakCommandSynthesizer())
+    assert info.wake_words == ("okay_nabu",) and {"en-us", "en-gb"} <= set(info.voices)
+    assert "tts" in info.capabilities
+
+
+def test_run_command_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "satellite.yaml"
+    config.write_text('audio:\n  output: "null"\nlogging:\n  level: WARNING\n')
+    with running_broker(tmp_path / "broker") as broker:
+        probe = Probe(broker.port, (f"{BASE}/#",))
+        settings = link_settings(broker.port, tmp_path / "outbox.sqlite3")
+        monkeypatch.setattr("satellite.app.mqtt_settings", lambda _config: settings)
+        try:
+            code = main(["run", "--config", str(config), "--input", str(SAMPLE)])
+            got = probe.drain(0.3)
+        finally:
+            probe.close()
+    assert code == 0
+    topics = [m.topic for m in got]
+    assert f"{BASE}/event/wake" in topics
+    assert topics[-1] == f"{BASE}/status" and got[-1].payload == b"offline"
+    states = [json.loads(m.payload)["state"] for m in got if m.topic == f"{BASE}/state"]
+    assert states == ["idle", "listening", "idle"]
+    assert "listening on" in capsys.readouterr().err
