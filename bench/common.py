@@ -49,8 +49,7 @@ def write_results(name: str, data: dict[str, Any]) -> Path:
     """Write ``bench/results/<name>.json`` and return its path."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps({"machine": machine(), **data}, indent=2) + "\n",
-                    encoding="utf-8")
+    path.write_text(json.dumps({"machine": machine(), **data}, indent=2) + "\n", encoding="utf-8")
     return path
 
 

@@ -10,10 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .app import add_run_command
 from .audio.io import open_source
 from .config import Config, ConfigError, load
 from .errors import SatelliteError
 from .pipeline import Pipeline
+from .prosody.cli import add_parser as add_prosody_command
+from .tts.cli import add_parser as add_say_command
+from .understand_cli import add_parser as add_understand_command
 
 EXIT_CONFIG = 2
 EXIT_RUNTIME = 1
@@ -65,6 +69,10 @@ def _parser() -> argparse.ArgumentParser:
         help="stop after this much captured audio (ALSA input)",
     )
     listen.set_defaults(func=_listen)
+    add_run_command(sub)
+    add_say_command(sub)
+    add_prosody_command(sub)
+    add_understand_command(sub)
     return parser
 
 

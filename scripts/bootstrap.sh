@@ -26,6 +26,27 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV" >&2
     "$VENV/bin/pip" install -q --upgrade pip >&2
 fi
+# llama-cpp-python (extra "llm") compiles from source: several minutes on 2 cores. Build
+# its wheel once into a wheelhouse and reuse it. On x86 build for AVX2 without
+# AVX-512/AMX (a native build here used AMX and crashed in this sandbox); on the Pi
+# (aarch64) the native build is the right one.
+WHEELS="${POCKET_WHEELS:-$HOME/.cache/pocket-satellite/wheels}"
+LLAMA_VERSION="0.3.36"
+mkdir -p "$WHEELS"
+if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+    echo ">> building llama-cpp-python $LLAMA_VERSION once (several minutes)" >&2
+    ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
+    if [ "$(uname -m)" = "x86_64" ]; then
+        ARGS="$ARGS -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+        ARGS="$ARGS -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+    fi
+    CMAKE_ARGS="$ARGS" "$VENV/bin/pip" wheel -q --no-deps --no-cache-dir -w "$WHEELS" \
+        "llama-cpp-python==$LLAMA_VERSION" >&2
+fi
+
 echo ">> installing pocket-satellite into $VENV" >&2
-"$VENV/bin/pip" install -q --disable-pip-version-check -e ".[alsa,dev]" >&2
+"$VENV/bin/pip" install -q --disable-pip-version-check --find-links "$WHEELS" \
+    "llama-cpp-python==$LLAMA_VERSION" >&2
+"$VENV/bin/pip" install -q --disable-pip-version-check --find-links "$WHEELS" \
+    -e ".[alsa,dev,llm]" >&2
 echo "$VENV"

@@ -4,8 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="$(bash scripts/bootstrap.sh | tail -n 1)"
 echo ">> ruff" >&2
-"$VENV/bin/ruff" check satellite tests bench
+"$VENV/bin/ruff" check satellite tests bench scripts
+"$VENV/bin/ruff" format --check satellite tests bench scripts
 echo ">> mypy --strict" >&2
 "$VENV/bin/mypy"
 echo ">> pytest" >&2
 "$VENV/bin/pytest" "$@"
+bash scripts/test_ha.sh  # the Home Assistant component (Python 3.13 venv), see DEVELOPERS.md

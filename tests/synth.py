@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import subprocess
+import sys
 import tempfile
 import wave
 from dataclasses import dataclass
@@ -125,3 +127,126 @@ def wake_scene(
         [silence(lead_seconds), wake, silence(gap_seconds), cmd, silence(tail_seconds)]
     )
     return Scene(audio, start, start + len(cmd) / RATE)
+
+
+# --- eSpeak NG with word and phoneme times ---------------------------------------------
+
+#: Runs in a child process (libespeak-ng keeps global state; the TTS tests use it too):
+#: reads JSON requests on stdin, writes <k>.npy audio and meta.json with the events.
+_ESPEAK_EVENTS_CHILD = r"""
+import ctypes, json, sys
+import numpy as np
+lib = ctypes.CDLL("libespeak-ng.so.1")
+class Id(ctypes.Union):
+    _fields_ = [("number", ctypes.c_int), ("name", ctypes.c_char_p),
+                ("string", ctypes.c_char * 8)]
+class Ev(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint),
+                ("text_position", ctypes.c_int), ("length", ctypes.c_int),
+                ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
+                ("user_data", ctypes.c_void_p), ("id", Id)]
+CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
+                      ctypes.POINTER(Ev))
+rate = lib.espeak_Initialize(2, 0, None, 1)  # synchronous, phoneme events on
+chunks, events = [], []
+def collect(wav, n, ev):
+    if n > 0:
+        chunks.append(np.ctypeslib.as_array(wav, (n,)).copy())
+    i = 0
+    while ev[i].type != 0:
+        e = ev[i]
+        if e.type == 1:
+            events.append(["word", e.sample, e.text_position])
+        elif e.type == 7:
+            events.append(["phoneme", e.sample, bytes(e.id.string).rstrip(b"\0").decode()])
+        i += 1
+    return 0
+callback = CB(collect)
+lib.espeak_SetSynthCallback(callback)
+meta = []
+for k, req in enumerate(json.loads(sys.stdin.read())):
+    chunks.clear(); events.clear()
+    if lib.espeak_SetVoiceByName(req["voice"].encode()) != 0:
+        sys.exit("espeak-ng has no voice " + repr(req["voice"]))
+    lib.espeak_SetParameter(1, int(req["rate_wpm"]), 0)
+    lib.espeak_SetParameter(3, int(req["pitch"]), 0)
+    text = req["text"].encode()
+    lib.espeak_Synth(text, len(text) + 1, 0, 1, 0, 1, None, None)
+    np.save(sys.argv[1] + "/%d.npy" % k,
+            np.concatenate(chunks) if chunks else np.zeros(0, np.int16))
+    meta.append({"rate_hz": rate, "events": list(events)})
+json.dump(meta, open(sys.argv[1] + "/meta.json", "w"))
+"""
+#: eSpeak NG phoneme names that are vowels (one syllable each) start with these.
+ESPEAK_VOWEL_START = frozenset("03@AEIOUVaeiou")
+
+
+@dataclass(frozen=True)
+class TimedSpeech:
+    """eSpeak NG audio (16 kHz, 16-bit scale, untrimmed) with what it said and when.
+
+    ``words``: (word as written, start s, end s); ``phonemes``: (eSpeak name, start s,
+    end s), pauses included (names starting with ``_``).
+    """
+
+    audio: Float
+    words: tuple[tuple[str, float, float], ...]
+    phonemes: tuple[tuple[str, float, float], ...]
+
+    @property
+    def syllables(self) -> int:
+        """Vowel phonemes eSpeak actually spoke (the true syllable count)."""
+        return sum(1 for p in self.phonemes if p[0][:1] in ESPEAK_VOWEL_START)
+
+
+def espeak_timed(requests: list[tuple[str, str, int, int]]) -> list[TimedSpeech]:
+    """Synthesise (text, voice, rate_wpm, pitch) requests with libespeak-ng's events.
+
+    Voices are names libespeak-ng knows (``en``, ``en-us``, ``en-gb-scotland``, with an
+    optional ``+variant``). One child process serves the whole batch.
+    """
+    payload = [{"text": t, "voice": v, "rate_wpm": r, "pitch": p} for t, v, r, p in requests]
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [sys.executable, "-c", _ESPEAK_EVENTS_CHILD, tmp],
+            check=True,
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+        )
+        meta = json.loads((Path(tmp) / "meta.json").read_text())
+        return [
+            _timed(
+                req[0],
+                np.load(Path(tmp) / f"{k}.npy").astype(np.float32),
+                m["rate_hz"],
+                m["events"],
+            )
+            for k, (req, m) in enumerate(zip(requests, meta, strict=True))
+        ]
+
+
+def _timed(text: str, raw: Float, rate_hz: int, events: list[list[object]]) -> TimedSpeech:
+    total = len(raw) / rate_hz
+    starts = [(str(e[2]), int(str(e[1])) / rate_hz) for e in events if e[0] == "phoneme"]
+    phonemes = tuple(
+        (name, start, starts[i + 1][1] if i + 1 < len(starts) else total)
+        for i, (name, start) in enumerate(starts)
+    )
+    encoded = text.encode()
+    names: list[str] = []  # each word as written
+    spans: list[list[float]] = []  # [start, end] of its non-pause phonemes
+    index = -1  # of the latest phoneme in ``phonemes``
+    for e in events:
+        if e[0] == "word":
+            position = int(str(e[2])) - 1
+            word = encoded[position:].split(maxsplit=1)[0].decode(errors="ignore")
+            names.append(word.strip('.,;:!?"()'))
+            spans.append([])
+        elif e[0] == "phoneme":
+            index += 1
+            name, start, end = phonemes[index]
+            if spans and not name.startswith("_"):
+                spans[-1][:] = [spans[-1][0] if spans[-1] else start, end]
+    timed = tuple((w, span[0], span[1]) for w, span in zip(names, spans, strict=True) if span)
+    audio = resample(raw, rate_hz, RATE) if rate_hz != RATE else raw
+    return TimedSpeech(audio, timed, phonemes)

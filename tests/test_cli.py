@@ -40,6 +40,9 @@ def _listen(*args: str, stdin: bytes | None = None) -> tuple[int, list[dict[str,
 
 
 def _check_sample_events(events: list[dict[str, Any]]) -> None:
+    prosody = [e for e in events if e["type"] == "prosody"]
+    assert [p["utterance_id"] for p in prosody] == ["u1"]
+    events = [e for e in events if e["type"] != "prosody"]
     assert [e["type"] for e in events] == EXPECTED_TYPES
     wake, _, started, ended, _ = events
     assert wake["model"] == "okay_nabu"

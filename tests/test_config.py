@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from satellite.cli import EXIT_CONFIG, main
-from satellite.config import Config, ConfigError, _Section, load, validate
+from satellite.config import Config, ConfigError, load, validate
+from satellite.config_base import _Section
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "config" / "satellite.yaml"

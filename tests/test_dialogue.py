@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
 from satellite.dialogue import REPLIES, Dialogue
 from satellite.nlu.events import HaIntentRequested, HelpRequested, PlaybackControl, ReplyRequested
@@ -15,7 +16,7 @@ def _dialogue(timeout: float = 5.0) -> Dialogue:
     return Dialogue(ha_timeout_seconds=timeout, volume=50, now=lambda: NOW)
 
 
-def _replies(events: list[object]) -> list[str]:
+def _replies(events: Sequence[object]) -> list[str]:
     return [e.text for e in events if isinstance(e, ReplyRequested)]
 
 
@@ -30,15 +31,18 @@ def test_call_for_help_alerts_and_answers() -> None:
 def test_time_and_date_are_spoken() -> None:
     dialogue = _dialogue()
     assert _replies(dialogue.handle(IntentResult("GetTime"), "u1", 1.0)) == [
-        "It's 3:09 in the afternoon."]
+        "It's 3:09 in the afternoon."
+    ]
     assert _replies(dialogue.handle(IntentResult("GetDate"), "u2", 2.0)) == [
-        "Today is Saturday, March 14, 2026."]
+        "Today is Saturday, March 14, 2026."
+    ]
 
 
 def test_repeat_says_the_last_answer_again() -> None:
     dialogue = _dialogue()
     assert _replies(dialogue.handle(IntentResult("Repeat"), "u0", 0.5)) == [
-        REPLIES["nothing_to_repeat"]]
+        REPLIES["nothing_to_repeat"]
+    ]
     first = _replies(dialogue.handle(IntentResult("GetTime"), "u1", 1.0))
     assert _replies(dialogue.handle(IntentResult("Repeat"), "u2", 2.0)) == first
 
@@ -61,12 +65,14 @@ def test_ha_intent_waits_for_the_answer() -> None:
     dialogue = _dialogue()
     events = dialogue.handle(IntentResult("HassTurnOn", {"name": "kitchen light"}), "u1", 1.0)
     assert [(e.intent, e.slots) for e in events if isinstance(e, HaIntentRequested)] == [
-        ("HassTurnOn", {"name": "kitchen light"})]
+        ("HassTurnOn", {"name": "kitchen light"})
+    ]
     assert _replies(events) == []
     assert dialogue.waiting_for == ["u1"]
     assert dialogue.tick(3.0) == []
     assert _replies(dialogue.on_response("u1", "Turned on the light", 3.5)) == [
-        "Turned on the light"]
+        "Turned on the light"
+    ]
     assert dialogue.waiting_for == []
     assert dialogue.on_response("u1", "late duplicate", 4.0) == []
     assert dialogue.tick(10.0) == []

@@ -41,6 +41,8 @@ def _example(cls: type[Event]) -> Event:
             kwargs[f.name] = _SAMPLES[hint]
         elif str(hint).startswith("tuple[str"):
             kwargs[f.name] = ("a", "b")
+        elif str(hint).startswith("dict[str"):
+            kwargs[f.name] = {"name": "kitchen light", "brightness": 50}
         elif type(None) in typing.get_args(hint):
             inner = next(a for a in typing.get_args(hint) if a is not type(None))
             kwargs[f.name] = _SAMPLES.get(inner)

@@ -69,6 +69,7 @@ def test_wake_then_utterance_bounds(command: str, voice: str, rate: int) -> None
         "state_changed",
         "speech_started",
         "utterance_ended",
+        "prosody",
         "state_changed",
     ]
 

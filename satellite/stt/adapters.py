@@ -57,7 +57,7 @@ class FasterWhisperRecognizer(_Buffered):
         except ImportError as err:
             raise MissingDependencyError("faster-whisper", "whisper", "faster-whisper") from err
         self._model: Any = WhisperModel(model_path, device="cpu", compute_type="int8")
-        self._language = language.split("_")[0]
+        self._language = language.split("_", maxsplit=1)[0]
 
     def _decode(self, audio: bytes) -> str:
         samples = np.frombuffer(audio, dtype="<i2").astype(np.float32) / 32768.0
@@ -74,8 +74,9 @@ class WhisperCppRecognizer(_Buffered):
             from pywhispercpp.model import Model  # noqa: PLC0415
         except ImportError as err:
             raise MissingDependencyError("pywhispercpp", "whispercpp", "whisper.cpp") from err
-        self._model: Any = Model(model_path, language=language.split("_")[0],
-                                 print_progress=False)
+        self._model: Any = Model(
+            model_path, language=language.split("_", maxsplit=1)[0], print_progress=False
+        )
 
     def _decode(self, audio: bytes) -> str:
         samples = np.frombuffer(audio, dtype="<i2").astype(np.float32) / 32768.0
@@ -105,8 +106,10 @@ class VoskRecognizer(_Buffered):
 def make_adapter(settings: SttSettings, language: str = "en") -> SpeechRecognizer:
     """The open-vocabulary engine the settings name (it needs ``stt.model_path``)."""
     if not settings.model_path:
-        raise SatelliteError(f"stt.engine {settings.engine} needs stt.model_path. Fix: set it "
-                             "to your model's file or folder")
+        raise SatelliteError(
+            f"stt.engine {settings.engine} needs stt.model_path. Fix: set it "
+            "to your model's file or folder"
+        )
     if settings.engine == "faster_whisper":
         return FasterWhisperRecognizer(settings.model_path, language)
     if settings.engine == "whisper_cpp":

@@ -15,18 +15,17 @@ from .lexicon import default_dictionary, dictionary_words, number_words, pockets
 
 def intent_set_from_config(config: Config) -> IntentSet:
     """The active intents and slot lists that the configuration names."""
-    entities = tuple(Entity(e["name"], e["domain"], e.get("area")) for e in
-                     config.nlu.entities)
-    return load_intent_set(config.satellite.language, config.nlu.intents, entities,
-                           config.nlu.areas)
+    entities = tuple(Entity(e["name"], e["domain"], e.get("area")) for e in config.nlu.entities)
+    return load_intent_set(
+        config.satellite.language, config.nlu.intents, entities, config.nlu.areas
+    )
 
 
 def compile_grammar(config: Config, intent_set: IntentSet) -> tuple[Grammar, Path]:
     """Compile (or reuse from the cache) the grammar for the active intents."""
     language = config.satellite.language
     words = dictionary_words(default_dictionary(language))
-    grammar = build_grammar(intent_set, words.__contains__,
-                            lambda n: number_words(n, language))
+    grammar = build_grammar(intent_set, words.__contains__, lambda n: number_words(n, language))
     path = cached_grammar(grammar, Path(config.stt.cache_dir).expanduser())
     return grammar, path
 
@@ -43,7 +42,8 @@ def make_recognizer(config: Config, intent_set: IntentSet) -> SpeechRecognizer:
     grammar, path = compile_grammar(config, intent_set)
     if not grammar.word_arcs:
         raise SatelliteError("The speech grammar is empty. Fix: check nlu.intents")
-    recognizer = PocketSphinxRecognizer(config.stt, grammar, path,
-                                        pocketsphinx_model_dir(config.satellite.language))
+    recognizer = PocketSphinxRecognizer(
+        config.stt, grammar, path, pocketsphinx_model_dir(config.satellite.language)
+    )
     recognizer.load_seconds = time.perf_counter() - started
     return recognizer

@@ -443,8 +443,9 @@ def build_grammar(
             ", ".join(sorted(compiler.oov & names)),
         )
     if compiler.oov - names:
-        _LOGGER.debug("Template words without a pronunciation: %s",
-                      ", ".join(sorted(compiler.oov - names)))
+        _LOGGER.debug(
+            "Template words without a pronunciation: %s", ", ".join(sorted(compiler.oov - names))
+        )
     return _finish(compiler.graph, whole, compiler.words, compiler.oov)
 
 

@@ -33,9 +33,12 @@ def _decoder(model_dir: Path, **options: Any) -> Any:
         from pocketsphinx import Config, Decoder  # noqa: PLC0415
     except ImportError as err:
         raise MissingDependencyError("pocketsphinx", None, "Speech recognition") from err
-    config = Config(hmm=os.fspath(model_dir / "en-us"),
-                    dict=os.fspath(model_dir / "cmudict-en-us.dict"), loglevel="FATAL",
-                    **options)
+    config = Config(
+        hmm=os.fspath(model_dir / "en-us"),
+        dict=os.fspath(model_dir / "cmudict-en-us.dict"),
+        loglevel="FATAL",
+        **options,
+    )
     return Decoder(config)
 
 
@@ -44,8 +47,9 @@ class PocketSphinxRecognizer:
 
     name = "stt"
 
-    def __init__(self, settings: SttSettings, grammar: Grammar, grammar_path: Path,
-                 model_dir: Path) -> None:
+    def __init__(
+        self, settings: SttSettings, grammar: Grammar, grammar_path: Path, model_dir: Path
+    ) -> None:
         self.settings = settings
         self.grammar = grammar
         common = {"lm": None, "bestpath": False, "compallsen": True, **WIDE_BEAMS}
@@ -91,10 +95,16 @@ class PocketSphinxRecognizer:
         ratio = self._score_ratio(hyp)
         complete = bool(text) and self.grammar.accepts(text.split())
         in_grammar = complete and ratio is not None and ratio >= self.settings.rejection_threshold
-        confidence = 0.0 if ratio is None else _sigmoid(
-            (ratio - self.settings.rejection_threshold) / 4.0)
-        return SttResult(text, round(confidence, 4), words, in_grammar,
-                         None if ratio is None else round(ratio, 3))
+        confidence = (
+            0.0 if ratio is None else _sigmoid((ratio - self.settings.rejection_threshold) / 4.0)
+        )
+        return SttResult(
+            text,
+            round(confidence, 4),
+            words,
+            in_grammar,
+            None if ratio is None else round(ratio, 3),
+        )
 
     def reset(self) -> None:
         if self._active:
@@ -119,10 +129,13 @@ class PocketSphinxRecognizer:
         for seg in self._grammar.seg():
             if not seg.word or seg.word in _FILLERS or seg.word.startswith("["):
                 continue
-            out.append(WordTiming(
-                seg.word.split("(")[0],
-                round(self._start_seconds + seg.start_frame * _FRAME_SECONDS, 3),
-                round(self._start_seconds + (seg.end_frame + 1) * _FRAME_SECONDS, 3)))
+            out.append(
+                WordTiming(
+                    seg.word.split("(")[0],
+                    round(self._start_seconds + seg.start_frame * _FRAME_SECONDS, 3),
+                    round(self._start_seconds + (seg.end_frame + 1) * _FRAME_SECONDS, 3),
+                )
+            )
         return out
 
 

