@@ -312,7 +312,7 @@ class LlmSettings(_Section):
         2.0, _number(0.1, 30.0, " s"), "Give up and answer 'not understood' after, s"
     )
     min_confidence: float = _opt(
-        0.5, _number(0.0, 1.0), "Below this label probability: not understood (0-1)"
+        0.3, _number(0.0, 1.0), "Below this label probability: not understood (0-1)"
     )
 
 

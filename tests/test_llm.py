@@ -79,3 +79,43 @@ def test_disabled_is_not_understood() -> None:
     fallback = LlmFallback(LlmSettings(enabled=False), "en", ACTIVE)
     assert fallback.classify("I need help").intent is None
     fallback.close()
+
+
+HELD_OUT_HELP = [
+    "get me a nurse right away",
+    "I slipped in the bathroom",
+    "my heart is racing and I feel sick",
+    "I'm not well, can someone come",
+    "I've had a fall",
+    "I need a doctor urgently",
+    "help, I'm stuck",
+    "my head is spinning",
+    "the pain in my chest is getting worse",
+    "I can't get out of bed",
+]
+HELD_OUT_CHAT = [
+    "we had fish and chips on friday",
+    "my sister used to sing in a choir",
+    "the postman came early today",
+    "I'm looking forward to christmas",
+    "the tea is too hot",
+    "do you like dogs",
+    "tell me about the moon",
+    "that programme was funny",
+]
+
+
+def test_held_out_phrasings(fallback: LlmFallback) -> None:
+    """Phrasings never used to choose the prompt or the help bias."""
+    hits = [
+        p
+        for p in HELD_OUT_HELP
+        if fallback.classify(p, timeout_seconds=30.0).intent == "CallForHelp"
+    ]
+    assert len(hits) >= 9, hits
+    alarms = [
+        p
+        for p in HELD_OUT_CHAT
+        if fallback.classify(p, timeout_seconds=30.0).intent == "CallForHelp"
+    ]
+    assert alarms == []

@@ -34,11 +34,12 @@ DEFAULT_MODEL = "gemma3-270m"
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """Instruction, examples and the label -> intent map for one language."""
+    """Example lines, the label -> intent map and label biases for one language."""
 
-    instruction: str
+    line: str
     labels: dict[str, str | None]
     examples: tuple[tuple[str, str], ...]
+    bias: dict[str, float]
 
     @classmethod
     def load(cls, language: str) -> Prompt:
@@ -47,19 +48,18 @@ class Prompt:
             raise SatelliteError(f"No LLM prompt for language {language!r} ({path.name})")
         data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
         return cls(
-            data["instruction"],
+            str(data["line"]),
             dict(data["labels"]),
             tuple((str(t), str(lbl)) for t, lbl in data["examples"]),
+            {str(k): float(v) for k, v in (data.get("bias") or {}).items()},
         )
 
     def prefix(self) -> str:
-        shots = "".join(f"request: {text}\nlabel: {label}\n\n" for text, label in self.examples)
-        return f"{self.instruction}\n\n{shots}"
+        return "".join(self.line.format(text=t, label=lbl) + "\n" for t, lbl in self.examples)
 
-    @staticmethod
-    def query(text: str) -> str:
+    def query(self, text: str) -> str:
         cleaned = " ".join(text.lower().replace("\n", " ").split())[:300]
-        return f"request: {cleaned}\nlabel:"
+        return self.line.format(text=cleaned, label="").rstrip()
 
 
 def resolve_model(model: str) -> Path:
@@ -104,6 +104,14 @@ class LabelScorer:
         }
         self._llm.eval(self._prefix)
 
+    def _last_logits(self) -> Any:
+        """Logits after the last evaluated token (``Llama.scores`` keeps them only with
+        ``logits_all``, which costs a vocabulary-sized row per prompt token)."""
+        import llama_cpp  # noqa: PLC0415
+
+        pointer = llama_cpp.llama_get_logits(self._llm.ctx)
+        return np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),))
+
     def scores(self, text: str) -> dict[str, float]:
         """Log-probability of each label as the answer for ``text``."""
         base = self._prefix + self._llm.tokenize(
@@ -111,7 +119,7 @@ class LabelScorer:
         )
         self._llm.n_tokens = len(self._prefix)
         self._llm.eval(base[len(self._prefix) :])
-        first = _log_softmax(self._llm.scores[self._llm.n_tokens - 1])
+        first = _log_softmax(self._last_logits())
         out: dict[str, float] = {}
         for label, tokens in self._label_tokens.items():
             total = float(first[tokens[0]])
@@ -119,7 +127,7 @@ class LabelScorer:
                 self._llm.n_tokens = len(base)
                 for index, token in enumerate(tokens[1:]):
                     self._llm.eval([tokens[index]])
-                    total += float(_log_softmax(self._llm.scores[self._llm.n_tokens - 1])[token])
+                    total += float(_log_softmax(self._last_logits())[token])
             out[label] = total
         return out
 
@@ -203,6 +211,8 @@ class LlmFallback:
         except Exception:
             _LOGGER.exception("LLM fallback failed")
             return IntentResult(None, source=SOURCE_LLM, text=text)
+        bias = self._scorer.prompt.bias
+        scores = {k: v + bias.get(k, 0.0) for k, v in scores.items()}
         total = math.log(sum(math.exp(v) for v in scores.values()))
         label = max(scores, key=lambda k: scores[k])
         probability = math.exp(scores[label] - total)
