@@ -33,9 +33,11 @@ from .mqtt.speech import (
     Synthesizer,
     TtsResponder,
 )
-from .pipeline import Pipeline
+from .nlu.events import PlaybackControl, ReplyRequested
+from .pipeline import Pipeline, build_stages
 from .tts.engines import make_engine
 from .tts.settings import TtsSettings
+from .understanding import build_understanding
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -54,6 +56,12 @@ class FrameProcessor(Protocol):
 
     def reset(self) -> None:
         """Forget all state."""
+
+    def poll(self, now_seconds: float) -> list[Event]:
+        """Events that arrive between frames (LLM results, overdue HA answers)."""
+
+    def on_response(self, utterance_id: str, text: str, now_seconds: float) -> list[Event]:
+        """Home Assistant's answer to an utterance's intent: what to say."""
 
 
 class EventSink(Protocol):
@@ -126,7 +134,7 @@ class SatelliteApp:
                 break
             if self.muted:
                 continue
-            for event in self.pipeline.process(chunk):
+            for event in [*self.pipeline.process(chunk), *self.pipeline.poll(self._now)]:
                 self._on_event(event)
 
     def poll(self) -> None:
@@ -166,7 +174,11 @@ class SatelliteApp:
         if isinstance(command, SayRequest):
             self.speaker.say(SpeakJob(command.text, command.id))
         elif isinstance(command, SpokenResponse):
-            if command.text.strip():
+            answer = self.pipeline.on_response(command.utterance_id, command.text, self._now)
+            if answer:
+                for event in answer:
+                    self._on_event(event)
+            elif command.text.strip():
                 self.speaker.say(SpeakJob(command.text))
         elif isinstance(command, TtsRequest):
             self.tts.request(command)
@@ -190,6 +202,13 @@ class SatelliteApp:
             self.speaker.volume = command.volume
 
     def _on_event(self, event: Event) -> None:
+        if isinstance(event, ReplyRequested):
+            self.speaker.say(SpeakJob(event.text))
+        elif isinstance(event, PlaybackControl):
+            if event.action == "stop":
+                self.speaker.stop()
+            elif event.action == "volume":
+                self.speaker.volume = event.volume / 100.0
         if isinstance(event, StateChanged):
             if not self._speaking:
                 self._set_state(event.state, event.timestamp_seconds)
@@ -230,8 +249,10 @@ def _run(args: argparse.Namespace) -> int:
     info = make_info(config, synthesizer)
     link = MqttLink(settings, info, inbox)
     sink = open_sink(args.output or config.audio.output, queue_ms=config.audio.queue_ms)
+    stages = build_stages(config)
+    stages.understanding = build_understanding(config)
     app = SatelliteApp(
-        Pipeline.from_config(config),
+        Pipeline(stages),
         link,
         inbox,
         synthesizer,

@@ -152,6 +152,18 @@ class Pipeline:
             self._process_frame(frame, events)
         return events
 
+    def poll(self, now_seconds: float) -> list[Event]:
+        """Events that arrive between frames: LLM fallback results, overdue HA answers."""
+        understanding = self.stages.understanding
+        return understanding.poll(now_seconds) if understanding is not None else []
+
+    def on_response(self, utterance_id: str, text: str, now_seconds: float) -> list[Event]:
+        """Home Assistant answered the intent of an utterance: what to say."""
+        understanding = self.stages.understanding
+        if understanding is None or understanding.dialogue is None:
+            return []
+        return understanding.dialogue.on_response(utterance_id, text, now_seconds)
+
     def reset(self) -> None:
         """Reset every stage and return to the starting state."""
         s = self.stages

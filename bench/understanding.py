@@ -1,0 +1,214 @@
+"""Understanding: STT cost, end of speech -> intent latency, LLM fallback latency and RSS.
+
+Run on one core:  taskset -c 0 python bench/understanding.py [--voices 3]
+
+Commands from tests/data/commands.tsv are spoken by eSpeak NG voices (clean) and replayed
+through the continuous pipeline with understanding. Latency from the true end of speech
+to the intent event = the audio that had to pass before the endpoint was decided (VAD
+lag + trailing silence) + the compute time of the frame that decided it (STT finish,
+templates). It is measured with early endpointing on and off. The LLM fallback is timed
+on the help phrasings (warm) and once from a cold start. Writes
+bench/results/understanding.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import peak_rss_mb, print_table, stats_ms, write_results
+from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
+from satellite.config import Config
+from satellite.events import Event
+from satellite.nlu.events import IntentRecognized
+from satellite.nlu.intents import CARE_INTENTS
+from satellite.nlu.llm import LabelScorer, LlmFallback, Prompt, resolve_model
+from satellite.pipeline import Pipeline, build_stages
+from satellite.understanding import build_understanding
+from tests import synth
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+VOICES = ["en-us", "en-gb-x-rp", "en-us+m3", "en+f3", "en+m7"]
+TARGETS = {"intent_p95_ms": 350.0, "llm_warm_ms": 300.0, "llm_cold_ms": 1000.0, "help_recall": 0.9}
+
+
+def commands() -> list[tuple[str, str, dict[str, Any]]]:
+    rows = []
+    for line in (DATA / "commands.tsv").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            text, intent, slots = line.split("\t")
+            rows.append((text, intent, json.loads(slots)))
+    return rows
+
+
+def replay(config: Config, text: str, voice: str, rate: int) -> dict[str, Any]:
+    """One command: frame-by-frame replay, timing each frame's processing."""
+    speech = synth.espeak(text, voice, rate)
+    audio = np.concatenate([synth.silence(0.8), speech, synth.silence(1.5)])
+    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
+    end_seconds = 0.8 + len(speech) / synth.RATE
+    stages = build_stages(config, continuous=True)
+    stages.understanding = build_understanding(config, use_llm=False, with_dialogue=False)
+    stages.prosody = None
+    stages.understanding.prosody = None
+    pipeline = Pipeline(stages)
+    stt_ns: list[int] = []
+    result: dict[str, Any] = {"text": text, "voice": voice, "intent": None}
+    for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        chunk = AudioChunk.from_int16(
+            samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+        )
+        start = time.perf_counter_ns()
+        events: list[Event] = pipeline.process(chunk)
+        spent = time.perf_counter_ns() - start
+        stt_ns.append(spent)
+        for event in events:
+            if isinstance(event, IntentRecognized) and result["intent"] is None:
+                result["intent"] = event.intent
+                result["latency_ms"] = (chunk.end_seconds - end_seconds) * 1000.0 + spent / 1e6
+                report = stages.understanding.reports[event.utterance_id]
+                result["reason"] = report.reason
+    result["frame_ns"] = stt_ns
+    result["audio_seconds"] = len(samples) / synth.RATE
+    return result
+
+
+def run_commands(config: Config, voices: list[str]) -> dict[str, Any]:
+    rows = commands()
+    outcomes = []
+    for index, (text, intent, _) in enumerate(rows):
+        voice = voices[index % len(voices)]
+        outcome = replay(config, text, voice, 150 + 30 * (index % 2))
+        outcome["expected"] = intent
+        outcomes.append(outcome)
+    latencies = [o["latency_ms"] for o in outcomes if "latency_ms" in o]
+    frame_ns = [t for o in outcomes for t in o["frame_ns"]]
+    cpu = sum(frame_ns) / 1e9 / sum(o["audio_seconds"] for o in outcomes)
+    return {
+        "utterances": len(outcomes),
+        "intent_accuracy": round(
+            sum(o["intent"] == o["expected"] for o in outcomes) / len(outcomes), 4
+        ),
+        "latency": {
+            k: round(v, 1)
+            for k, v in zip(
+                ("p50_ms", "p95_ms", "max_ms"),
+                (
+                    float(np.percentile(latencies, 50)),
+                    float(np.percentile(latencies, 95)),
+                    float(max(latencies)),
+                ),
+                strict=True,
+            )
+        }
+        if latencies
+        else {},
+        "real_time_factor": round(cpu, 4),
+        "frame": stats_ms(frame_ns),
+        "early_endpoints": sum(o.get("reason") == "early_endpoint" for o in outcomes),
+    }
+
+
+def run_llm() -> dict[str, Any]:
+    lines = (DATA / "help_phrasings.txt").read_text(encoding="utf-8").splitlines()
+    phrasings = [ln for ln in lines if ln.strip() and not ln.startswith("#")]
+    rss_before = peak_rss_mb()
+    started = time.perf_counter()
+    scorer = LabelScorer(resolve_model("gemma3-270m"), Prompt.load("en"), 1)
+    load_ms = (time.perf_counter() - started) * 1000.0
+    fallback = LlmFallback(Config().llm, "en", ("HassNevermind", *CARE_INTENTS), scorer=scorer)
+    cold_start = time.perf_counter()
+    first = fallback.classify(phrasings[0], timeout_seconds=60.0)
+    cold_ms = (time.perf_counter() - cold_start) * 1000.0
+    timings = []
+    hits = int(first.intent == "CallForHelp")
+    for text in phrasings[1:]:
+        start = time.perf_counter_ns()
+        result = fallback.classify(text, timeout_seconds=60.0)
+        timings.append(time.perf_counter_ns() - start)
+        hits += result.intent == "CallForHelp"
+    fallback.close()
+    return {
+        "load_ms": round(load_ms, 1),
+        "first_decision_ms": round(cold_ms, 1),
+        "cold_ms": round(load_ms + cold_ms, 1),
+        "warm": stats_ms(timings),
+        "help_recall": round(hits / len(phrasings), 4),
+        "phrasings": len(phrasings),
+        "rss_mb": {"before": rss_before, "after": peak_rss_mb()},
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--voices", type=int, default=3)
+    args = parser.parse_args()
+    voices = VOICES[: args.voices]
+    base = Config()
+    print("commands, early endpointing on ...", file=sys.stderr)
+    early = run_commands(base, voices)
+    print("commands, early endpointing off ...", file=sys.stderr)
+    late = run_commands(
+        dataclasses.replace(base, stt=dataclasses.replace(base.stt, early_endpoint_ms=0)), voices
+    )
+    print("LLM fallback ...", file=sys.stderr)
+    llm = run_llm()
+    rows = [
+        [
+            name,
+            r["utterances"],
+            r["intent_accuracy"],
+            r["latency"].get("p50_ms"),
+            r["latency"].get("p95_ms"),
+            r["frame"]["mean_ms"],
+            r["frame"]["p99_ms"],
+            r["real_time_factor"],
+            r["early_endpoints"],
+        ]
+        for name, r in (("early endpoint", early), ("silence timeout", late))
+    ]
+    print_table(
+        ["mode", "n", "accuracy", "p50 ms", "p95 ms", "frame mean", "frame p99", "RTF", "early"],
+        rows,
+    )
+    print_table(
+        ["LLM", "load ms", "first ms", "warm p50", "warm p95", "help recall", "RSS MB"],
+        [
+            [
+                "gemma3-270m",
+                llm["load_ms"],
+                llm["first_decision_ms"],
+                llm["warm"]["p50_ms"],
+                llm["warm"]["p95_ms"],
+                llm["help_recall"],
+                llm["rss_mb"]["after"],
+            ]
+        ],
+    )
+    path = write_results(
+        "understanding",
+        {
+            "voices": voices,
+            "early_endpoint": early,
+            "silence_timeout": late,
+            "llm": llm,
+            "targets": TARGETS,
+            "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        },
+    )
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
