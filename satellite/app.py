@@ -36,6 +36,7 @@ from .mqtt.speech import (
 from .nlu.events import PlaybackControl, ReplyRequested
 from .pipeline import Pipeline, build_stages
 from .tts.engines import make_engine
+from .tts.events import BargeIn
 from .tts.settings import TtsSettings
 from .understanding import build_understanding
 
@@ -59,6 +60,9 @@ class FrameProcessor(Protocol):
 
     def poll(self, now_seconds: float) -> list[Event]:
         """Events that arrive between frames (LLM results, overdue HA answers)."""
+
+    def set_speaking(self, speaking: bool) -> None:
+        """Whether the satellite's own voice is playing (barge-in gating)."""
 
     def on_response(self, utterance_id: str, text: str, now_seconds: float) -> list[Event]:
         """Home Assistant's answer to an utterance's intent: what to say."""
@@ -145,6 +149,7 @@ class SatelliteApp:
             except queue.Empty:
                 break
             self._speaking = speaking
+            self.pipeline.set_speaking(speaking)
             if not self.muted:
                 self._set_state("responding" if speaking else "idle")
         while True:
@@ -202,7 +207,9 @@ class SatelliteApp:
             self.speaker.volume = command.volume
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, ReplyRequested):
+        if isinstance(event, BargeIn):
+            self.speaker.stop()
+        elif isinstance(event, ReplyRequested):
             self.speaker.say(SpeakJob(event.text))
         elif isinstance(event, PlaybackControl):
             if event.action == "stop":
