@@ -58,7 +58,7 @@ class FrameProcessor(Protocol):
     def reset(self) -> None:
         """Forget all state."""
 
-    def poll(self, now_seconds: float) -> list[Event]:
+    def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Events that arrive between frames (LLM results, overdue HA answers)."""
 
     def set_speaking(self, speaking: bool) -> None:
@@ -164,7 +164,9 @@ class SatelliteApp:
         self._stopping.set()
 
     def close(self, timeout: float = DRAIN_SECONDS) -> None:
-        """Let queued speech and TTS answers finish, then end their threads."""
+        """Let pending understanding, queued speech and TTS answers finish, then end."""
+        for event in self.pipeline.poll(self._now, wait_seconds=timeout):
+            self._on_event(event)
         deadline = time.monotonic() + timeout
         while not self.speaker.idle() and time.monotonic() < deadline:
             time.sleep(0.02)

@@ -152,10 +152,13 @@ class Pipeline:
             self._process_frame(frame, events)
         return events
 
-    def poll(self, now_seconds: float) -> list[Event]:
-        """Events that arrive between frames: LLM fallback results, overdue HA answers."""
+    def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
+        """Events that arrive between frames: LLM fallback results, overdue HA answers
+        (waiting up to ``wait_seconds`` for results still being worked out)."""
         understanding = self.stages.understanding
-        return understanding.poll(now_seconds) if understanding is not None else []
+        if understanding is None:
+            return []
+        return understanding.poll(now_seconds, wait_seconds)
 
     def on_response(self, utterance_id: str, text: str, now_seconds: float) -> list[Event]:
         """Home Assistant answered the intent of an utterance: what to say."""
