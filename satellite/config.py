@@ -260,7 +260,7 @@ class SttSettings(_Section):
         None, _optional(_pattern(r".+", "a path")), "Model for faster_whisper, whisper_cpp or vosk"
     )
     rejection_threshold: float = _opt(
-        -10.0,
+        -20.0,
         _number(-100.0, 50.0),
         "Per-frame grammar vs phone-loop score below which speech is out of domain (-100 to 50)",
     )

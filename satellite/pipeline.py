@@ -27,7 +27,7 @@ from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
 from .prosody.monitor import ProsodyMonitor
 from .tts.events import BargeIn
-from .understanding import Understanding
+from .understanding import RawAudio, Understanding
 
 _LOGGER = logging.getLogger(__name__)
 #: A failing stage is logged with its traceback at most this often, s (wall clock).
@@ -117,6 +117,7 @@ class Pipeline:
         self._framer = Framer()
         self._state = State.LISTENING if stages.wake is None else State.IDLE
         self._speaking = False
+        self._raw = RawAudio()
         self._last_error_log: dict[str, float] = {}
         self.errors_by_stage: dict[str, int] = {}
 
@@ -181,6 +182,8 @@ class Pipeline:
 
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
+        if s.understanding is not None:
+            self._raw.add(frame)  # the recognizer hears the microphone unprocessed
         clean = self._guard(s.noise, s.noise.process, frame, frame, events)
         # The wake word model normalises its own features (PCAN); it hears better before
         # our gain stage than after it, so it listens to the denoised, ungained audio.
@@ -236,7 +239,7 @@ class Pipeline:
         if understanding is not None:
             new = new + self._guard(
                 understanding,
-                lambda f: understanding.observe(f, new, recorder),
+                lambda f: understanding.observe(f, new, recorder, self._raw),
                 frame,
                 no_events,
                 events,

@@ -9,6 +9,7 @@ fallback worker (open transcription, then the LLM) and comes back through ``poll
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import logging
 import time
@@ -30,6 +31,39 @@ from .stt.sphinx import OpenTranscriber
 
 _LOGGER = logging.getLogger(__name__)
 EARLY_ENDPOINT_REASON = "early_endpoint"
+#: Audio before the command (the wake word) the recognizer adapts to, s.
+CONTEXT_SECONDS = 1.5
+
+
+class RawAudio:
+    """The last few seconds of unprocessed microphone frames, by timestamp."""
+
+    def __init__(self, seconds: float = 3.0) -> None:
+        self._frames: dict[float, AudioChunk] = {}
+        self._order: collections.deque[float] = collections.deque()
+        self._limit = int(seconds * 100)
+
+    def add(self, frame: AudioChunk) -> None:
+        key = round(frame.timestamp_seconds, 4)
+        self._frames[key] = frame
+        self._order.append(key)
+        while len(self._order) > self._limit:
+            self._frames.pop(self._order.popleft(), None)
+
+    def get(self, processed: AudioChunk) -> AudioChunk:
+        """The raw frame behind a processed one (the processed one if it is gone)."""
+        return self._frames.get(round(processed.timestamp_seconds, 4), processed)
+
+    def before(self, seconds: float, span_seconds: float) -> AudioChunk | None:
+        """Raw audio from ``span_seconds`` before ``seconds`` up to it, or None."""
+        keys = [k for k in self._order if seconds - span_seconds <= k < seconds - 1e-6]
+        if not keys:
+            return None
+        first = self._frames[keys[0]]
+        data = b"".join(self._frames[k].samples for k in keys)
+        return AudioChunk(
+            first.rate_hz, first.width_bytes, first.channels, data, first.timestamp_seconds
+        )
 
 
 @dataclass(slots=True)
@@ -73,22 +107,32 @@ class Understanding:
         self._listening = False
 
     def observe(
-        self, frame: AudioChunk, new_events: list[Event], recorder: UtteranceRecorder
+        self,
+        frame: AudioChunk,
+        new_events: list[Event],
+        recorder: UtteranceRecorder,
+        raw: RawAudio | None = None,
     ) -> list[Event]:
-        """Called for every frame the recorder saw, with the events it just produced."""
+        """Called for every frame the recorder saw, with the events it just produced.
+
+        The recognizer hears the microphone as it was (``raw``), not the denoised audio:
+        noise suppression cost the acoustic model accuracy, clean and noisy alike.
+        """
         out: list[Event] = []
         started = any(isinstance(e, SpeechStarted) for e in new_events)
         if started:
-            frames = recorder.frames
-            self.recognizer.start(
-                frames[0].timestamp_seconds if frames else frame.timestamp_seconds
-            )
+            frames = [raw.get(f) if raw else f for f in recorder.frames]
+            first = frames[0].timestamp_seconds if frames else frame.timestamp_seconds
+            context = None
+            if raw is not None and not recorder.continuous:
+                context = raw.before(first, CONTEXT_SECONDS)
+            self.recognizer.start(first, context)
             for past in frames:
                 self.recognizer.process(past)
             self._listening = True
             self._checked_silence = False
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
-            self.recognizer.process(frame)
+            self.recognizer.process(raw.get(frame) if raw else frame)
             out.extend(self._maybe_end_early(frame, recorder))
         for event in [*new_events, *out]:
             if isinstance(event, UtteranceEnded) and self._listening:

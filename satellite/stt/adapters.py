@@ -25,7 +25,7 @@ class _Buffered:
     def __init__(self) -> None:
         self._chunks: list[bytes] = []
 
-    def start(self, timestamp_seconds: float) -> None:
+    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
         self._chunks = []
 
     def process(self, frame: AudioChunk) -> None:

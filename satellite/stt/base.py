@@ -37,8 +37,9 @@ class SpeechRecognizer(Protocol):
 
     name: str
 
-    def start(self, timestamp_seconds: float) -> None:
-        """Begin an utterance whose first frame starts at ``timestamp_seconds``."""
+    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
+        """Begin an utterance whose first frame starts at ``timestamp_seconds``;
+        ``context`` is audio just before it (the wake word) to adapt to."""
 
     def process(self, frame: AudioChunk) -> None:
         """Feed the next 10 ms frame (16 kHz mono 16-bit)."""

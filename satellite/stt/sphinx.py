@@ -52,8 +52,8 @@ class PocketSphinxRecognizer:
     ) -> None:
         self.settings = settings
         self.grammar = grammar
-        common = {"lm": None, "bestpath": False, "compallsen": True, **WIDE_BEAMS}
-        self._grammar = _decoder(model_dir, fsg=os.fspath(grammar_path), **common)
+        common = {"lm": None, "bestpath": False, "compallsen": True}
+        self._grammar = _decoder(model_dir, fsg=os.fspath(grammar_path), **common, **WIDE_BEAMS)
         self._phones = _decoder(model_dir, **common)
         self._phones.add_allphone_file("free", None)
         self._phones.activate_search("free")
@@ -63,12 +63,28 @@ class PocketSphinxRecognizer:
         #: Time it took to compile and load, s (set by the factory).
         self.load_seconds = 0.0
 
-    def start(self, timestamp_seconds: float) -> None:
+    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
         self.reset()
+        if context is not None and context.num_frames:
+            self._seed_normalisation(context)
         self._start_seconds = timestamp_seconds
         self._grammar.start_utt()
         self._phones.start_utt()
         self._active = True
+
+    def _seed_normalisation(self, context: AudioChunk) -> None:
+        """Start the cepstral mean from the speech just before the command (the wake word).
+
+        Live normalisation starts cold and adapts over several utterances; in noise the
+        first commands came out empty or wrong. One whole-utterance pass of the cheap
+        phone loop over the context gives a mean both searches start from.
+        """
+        self._phones.start_utt()
+        self._phones.process_raw(context.samples, False, True)
+        self._phones.end_utt()
+        cmn = self._phones.get_cmn()
+        self._grammar.set_cmn(cmn)
+        self._phones.set_cmn(cmn)
 
     def process(self, frame: AudioChunk) -> None:
         if not self._active:
