@@ -8,7 +8,6 @@ and the template recognizer use.
 
 from __future__ import annotations
 
-import io
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,10 +119,3 @@ def load_intent_set(
     slot_lists["area"] = hassil.TextSlotList.from_strings(all_areas, allow_template=False)
     slot_lists.setdefault("floor", hassil.TextSlotList.from_strings([], allow_template=False))
     return IntentSet(language, intents, slot_lists, names, entities, tuple(all_areas))
-
-
-def dump_yaml(data: dict[str, Any]) -> str:
-    """YAML text of a dict (for caches and debugging)."""
-    out = io.StringIO()
-    yaml.safe_dump(data, out, sort_keys=True)
-    return out.getvalue()
