@@ -89,6 +89,20 @@ def _pattern(regex: str, what: str) -> Callable[[Any], str]:
     return check
 
 
+def _path(what: str) -> Callable[[Any], str]:
+    """A file path: a string that is not blank, without surrounding whitespace.
+
+    Wrap it in ``_optional`` when null is allowed; the path is not checked on disk.
+    """
+
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise vol.Invalid(f"expected a path, got {value!r}. Fix: write the path of {what}")
+        return value.strip()
+
+    return check
+
+
 def _mapping(schema: vol.Schema) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         if value is None:

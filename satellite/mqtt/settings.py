@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import voluptuous as vol
-
-from ..config_base import _boolean, _integer, _number, _opt, _optional, _pattern, _Section
+from ..config_base import _boolean, _integer, _number, _opt, _optional, _path, _pattern, _Section
 from ..errors import SatelliteError
 
 _TOPIC_PREFIX = r"[A-Za-z0-9_\-]+(/[A-Za-z0-9_\-]+)*"
@@ -17,15 +13,6 @@ _TOPIC_PREFIX = r"[A-Za-z0-9_\-]+(/[A-Za-z0-9_\-]+)*"
 
 class MqttCredentialsError(SatelliteError):
     """The password file named in the settings cannot be read."""
-
-
-def _path(what: str) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise vol.Invalid(f"{value!r} is not a path. Fix: write the path of {what}")
-        return value
-
-    return check
 
 
 @dataclass(frozen=True)

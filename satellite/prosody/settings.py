@@ -7,7 +7,17 @@ from typing import Any
 
 import voluptuous as vol
 
-from ..config_base import ConfigError, _boolean, _choice, _integer, _number, _opt, _Section
+from ..config_base import (
+    ConfigError,
+    _boolean,
+    _choice,
+    _integer,
+    _number,
+    _opt,
+    _optional,
+    _path,
+    _Section,
+)
 
 MEASURES = ("articulation", "speaking")
 DEFAULT_QUESTION = "You sound in a hurry. Is everything all right?"
@@ -16,17 +26,6 @@ DEFAULT_QUESTION = "You sound in a hurry. Is everything all right?"
 def _text(value: Any) -> str:
     if not isinstance(value, str) or not 1 <= len(value.strip()) <= 200:
         raise vol.Invalid(f"expected a sentence, got {value!r}. Fix: write 1-200 characters")
-    return value.strip()
-
-
-def _path_or_none(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise vol.Invalid(
-            f"expected a file path or null, got {value!r}. Fix: write a path "
-            "such as /var/lib/pocket-satellite/prosody.json, or null"
-        )
     return value.strip()
 
 
@@ -90,7 +89,11 @@ class ProsodySettings(_Section):
     question: str = _opt(DEFAULT_QUESTION, _text, "What to ask when ask_aloud is on")
     state_path: str | None = _opt(
         None,
-        _path_or_none,
+        _optional(
+            _path(
+                "the baselines file, such as /var/lib/pocket-satellite/prosody.json, or write null"
+            )
+        ),
         "JSON file that keeps the baselines across restarts; null keeps them in memory only",
     )
 
