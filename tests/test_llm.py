@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from satellite.config import LlmSettings
 from satellite.frontend.vad import SileroVad
 from satellite.nlu.intents import CARE_INTENTS
-from satellite.nlu.llm import LlmFallback, Prompt
+from satellite.nlu.llm import LlmFallback, LoadReport, Prompt
 from satellite.nlu.recognizer import IntentResult
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -36,11 +39,17 @@ def _lines(name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def fallback() -> LlmFallback:
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("llm")
+
+
+@pytest.fixture(scope="module")
+def fallback(cache_dir: Path) -> Iterator[LlmFallback]:
     _need_llm()
-    fallback = LlmFallback(LlmSettings(), "en", ACTIVE)
+    fallback = LlmFallback(LlmSettings(), "en", ACTIVE, cache_dir)
     assert fallback.available
-    return fallback
+    yield fallback
+    fallback.close(wait=True)
 
 
 def test_prompt_examples_are_not_the_test_phrasings() -> None:
@@ -84,12 +93,14 @@ def test_missing_model_is_not_understood_not_an_error(tmp_path: Path) -> None:
     settings = LlmSettings(model=str(tmp_path / "missing.gguf"))
     fallback = LlmFallback(settings, "en", ACTIVE)
     assert not fallback.available
+    assert "missing.gguf" in str(fallback.load_report.error)
     assert fallback.classify("I need help").intent is None
     fallback.close()
 
 
 def test_disabled_is_not_understood() -> None:
     fallback = LlmFallback(LlmSettings(enabled=False), "en", ACTIVE)
+    assert fallback.load_report.error == "disabled"
     assert fallback.classify("I need help").intent is None
     fallback.close()
 
@@ -139,7 +150,7 @@ def test_works_beside_the_silero_vad() -> None:
     process, so loading the VAD first must not break the LLM."""
     _need_llm()
     SileroVad()
-    fallback = LlmFallback(LlmSettings(), "en", ACTIVE)
+    fallback = LlmFallback(LlmSettings(), "en", ACTIVE, cache_dir=None)
     try:
         assert fallback.available
         assert fallback.classify("please call the nurse", timeout_seconds=30.0).intent == (
@@ -147,3 +158,79 @@ def test_works_beside_the_silero_vad() -> None:
         )
     finally:
         fallback.close()
+
+
+PROBES = ["please call the nurse", "what time is it", "the weather is lovely", "turn it up"]
+
+
+def _start(cache_dir: Path | None) -> tuple[LoadReport, list[IntentResult]]:
+    """A cold start: how it loaded and its answers to PROBES."""
+    fallback = LlmFallback(LlmSettings(min_confidence=0.0), "en", ACTIVE, cache_dir)
+    try:
+        return fallback.load_report, [fallback.classify(p, timeout_seconds=30.0) for p in PROBES]
+    finally:
+        fallback.close(wait=True)
+
+
+def test_prompt_prefix_state_is_cached_between_starts(tmp_path: Path) -> None:
+    _need_llm()
+    first, answers = _start(tmp_path)
+    assert first.error is None and first.prefix_tokens > 0 and not first.prefix_cached
+    (cache,) = tmp_path.iterdir()
+    assert cache.suffix == ".prefix" and cache.stat().st_size > 0
+    second, again = _start(tmp_path)
+    assert second.error is None and second.prefix_cached
+    assert again == answers  # intents and label probabilities, to the last digit kept
+    assert set(second.stages_ms) >= {"start", "model", "prefix"}
+
+
+def test_damaged_prefix_cache_is_rebuilt(tmp_path: Path) -> None:
+    _need_llm()
+    _, answers = _start(tmp_path)
+    (cache,) = tmp_path.iterdir()
+    good = cache.read_bytes()
+    flipped = bytearray(good)
+    flipped[-100] ^= 0xFF
+    for damaged in (bytes(flipped), b"not a state"):
+        cache.write_bytes(damaged)
+        report, again = _start(tmp_path)
+        assert report.error is None and not report.prefix_cached
+        assert again == answers
+    report, again = _start(tmp_path)
+    assert report.prefix_cached and again == answers
+    assert [p.name for p in tmp_path.iterdir()] == [cache.name]  # no temporary files left
+
+
+def test_unwritable_prefix_cache_only_costs_speed(tmp_path: Path) -> None:
+    _need_llm()
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache directory should be", encoding="utf-8")
+    report, answers = _start(blocker / "llm")
+    assert report.error is None and not report.prefix_cached
+    assert answers[0].intent == "CallForHelp"
+
+
+def test_a_dead_worker_is_not_understood(cache_dir: Path) -> None:
+    _need_llm()
+    fallback = LlmFallback(LlmSettings(), "en", ACTIVE, cache_dir)
+    try:
+        assert fallback.available
+        assert fallback._worker is not None
+        fallback._worker._process.kill()
+        assert fallback.classify("please call the nurse", timeout_seconds=30.0).intent is None
+    finally:
+        fallback.close(wait=True)
+
+
+def test_the_worker_imports_only_what_it_needs() -> None:
+    """satellite.nlu.llm is all of ours the worker imports: it leaves out the
+    configuration (with its MQTT client), the CLI and hassil."""
+    code = (
+        "import sys; import satellite.nlu.llm; "
+        "print(' '.join(m for m in sys.modules if m.startswith(('satellite', 'hassil'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "satellite.nlu.llm" in out
+    assert not {"satellite.config", "satellite.mqtt", "satellite.cli", "hassil"} & set(out)
