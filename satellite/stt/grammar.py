@@ -417,8 +417,11 @@ def build_grammar(
     """Compile the active intents (with optional skip words around) into a Grammar."""
     compiler = _Compiler(intent_set, has_word, number_words)
     sentences: list[Fragment | None] = []
+    domains = {entity.domain for entity in intent_set.entities}
     for intent in intent_set.intents.intents.values():
         for data in intent.data:
+            if not about_domains(data, domains):
+                continue
             for sentence in data.sentences:
                 sentences.append(compiler.expr(sentence.expression))
     body = compiler.alternatives(sentences, optional=False)
@@ -447,6 +450,29 @@ def build_grammar(
             "Template words without a pronunciation: %s", ", ".join(sorted(compiler.oov - names))
         )
     return _finish(compiler.graph, whole, compiler.words, compiler.oov)
+
+
+def about_domains(data: Any, domains: set[str]) -> bool:
+    """Whether a block of templates can be matched here: about a kind of device that
+    exists (by domain), and needing no context the satellite does not give.
+
+    HA's templates cover every kind of device ("is the garage door open", "raise the
+    awnings"), and some take the area from the satellite's own ("turn on the lights",
+    meaning here), which this satellite does not tell the templates. Such blocks never
+    match, and in the grammar they only give other speech more sentences to be
+    mistaken for.
+    """
+    required = data.requires_context or {}
+    if any(key != "domain" for key in required):
+        return False
+    wanted: set[str] = set()
+    for source in (required, data.slots or {}):
+        value = source.get("domain")
+        if isinstance(value, str):
+            wanted.add(value)
+        elif isinstance(value, list | tuple):
+            wanted.update(str(v) for v in value)
+    return not wanted or bool(wanted & domains)
 
 
 def cached_grammar(grammar: Grammar, cache_dir: Path) -> Path:
