@@ -2,7 +2,9 @@
 
 ``pocket-satellite run --config FILE`` starts it. The frame loop is the only thread that
 changes the satellite's state: between audio chunks it drains the one inbox that MQTT
-fills with validated commands, and the notices of the speaker thread.
+fills with validated commands, and the notices of the speaker thread. Home Assistant's
+slot lists (``slots``) rebuild the speech grammar in a worker thread; the frame loop swaps
+the result in between utterances (see satellite/slot_grammar.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .mqtt.speech import (
 )
 from .nlu.events import PlaybackControl, ReplyRequested
 from .pipeline import Pipeline, build_stages
+from .slot_grammar import SlotGrammar
 from .tts.engines import make_engine
 from .tts.events import BargeIn
 from .tts.settings import TtsSettings
@@ -111,8 +114,11 @@ class SatelliteApp:
         synthesizer: Synthesizer,
         sink: AudioSink,
         publish: Publish,
+        grammar: SlotGrammar | None = None,
     ) -> None:
         self.pipeline = pipeline
+        #: Rebuilds the speech grammar for HA's slot lists (None: they are only kept).
+        self.grammar = grammar
         self.events = events
         self.inbox = inbox
         self.state = "idle"
@@ -158,6 +164,8 @@ class SatelliteApp:
             except queue.Empty:
                 break
             self.handle(command)
+        if self.grammar is not None:
+            self.grammar.poll()  # a rebuilt grammar goes in between utterances
 
     def stop(self) -> None:
         """Ask the frame loop to stop after the current chunk."""
@@ -174,6 +182,8 @@ class SatelliteApp:
         self.speaker.close()
         self.tts.close()
         self.poll()
+        if self.grammar is not None:
+            self.grammar.close()
 
     def handle(self, command: Command) -> None:
         """Act on one validated command."""
@@ -192,6 +202,8 @@ class SatelliteApp:
         elif isinstance(command, Slots):
             self.slots = command
             _LOGGER.info("HA exposes %d names in %d areas", len(command.names), len(command.areas))
+            if self.grammar is not None:
+                self.grammar.update(command.names, command.areas)
         elif isinstance(command, Control):
             self._control(command)
 
@@ -259,7 +271,8 @@ def _run(args: argparse.Namespace) -> int:
     link = MqttLink(settings, info, inbox)
     sink = open_sink(args.output or config.audio.output, queue_ms=config.audio.queue_ms)
     stages = build_stages(config)
-    stages.understanding = build_understanding(config)
+    understanding = build_understanding(config)
+    stages.understanding = understanding
     app = SatelliteApp(
         Pipeline(stages),
         link,
@@ -267,6 +280,7 @@ def _run(args: argparse.Namespace) -> int:
         synthesizer,
         sink,
         link.publish,
+        SlotGrammar(config, understanding),
     )
     signal.signal(signal.SIGTERM, lambda *_: app.stop())
     if settings.enabled:

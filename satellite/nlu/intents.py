@@ -9,6 +9,8 @@ and the template recognizer use.
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,24 @@ DEVICE_ACTION_INTENTS = frozenset(
     }
 )
 
+#: Words in a device name that tell its HA domain (``guess_domain``).
+DOMAIN_WORDS = {
+    "light": "light",
+    "lights": "light",
+    "lamp": "light",
+    "fan": "fan",
+    "lock": "lock",
+    "door": "lock",
+    "tv": "media_player",
+    "television": "media_player",
+    "speaker": "media_player",
+    "heater": "climate",
+    "thermostat": "climate",
+}
+#: The domain of a name none of whose words is in DOMAIN_WORDS.
+DEFAULT_DOMAIN = "switch"
+_NAME_WORDS = re.compile(r"[^\w']+", re.UNICODE)
+
 
 class UnknownLanguageError(SatelliteError):
     """No sentence templates for the configured language."""
@@ -59,6 +79,58 @@ class IntentSet:
     names: tuple[str, ...]
     entities: tuple[Entity, ...] = field(default=())
     areas: tuple[str, ...] = field(default=())
+
+
+def guess_domain(name: str) -> str:
+    """The HA domain a device name suggests: "desk lamp" -> light, "tv" -> media_player.
+
+    The words are read from the last one back, so the head noun decides: "fan heater"
+    is a heater (climate), "ceiling fan light" a light. Plurals count ("lamps").
+    Anything else is a switch.
+    """
+    for word in reversed(_NAME_WORDS.split(name.casefold())):
+        for form in (word, word.removesuffix("s")):
+            if form in DOMAIN_WORDS:
+                return DOMAIN_WORDS[form]
+    return DEFAULT_DOMAIN
+
+
+def merge_slots(
+    configured: Iterable[Entity], names: Iterable[str], areas: Iterable[str]
+) -> tuple[tuple[Entity, ...], tuple[str, ...]]:
+    """The entity and area lists for the names and areas Home Assistant exposes.
+
+    HA's names and areas replace the configured lists. A name that matches a configured
+    entity (ignoring case and extra spaces) keeps that entity's domain and area (spelt
+    as HA spells the area, when HA has it); any other name gets ``guess_domain`` and no
+    area. Names and areas keep HA's spelling and order; repeats are dropped.
+    """
+    known = {_key(e.name): e for e in configured}
+    area_list = _unique(areas)
+    spelt = {_key(a): a for a in area_list}
+    entities = []
+    for name in _unique(names):
+        entity = known.get(_key(name))
+        if entity is None:
+            entities.append(Entity(name, guess_domain(name)))
+        else:
+            area = spelt.get(_key(entity.area), entity.area) if entity.area else None
+            entities.append(Entity(name, entity.domain, area))
+    return tuple(entities), area_list
+
+
+def _key(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _unique(texts: Iterable[str]) -> tuple[str, ...]:
+    """Stripped, non-empty, first spelling of each (ignoring case)."""
+    seen: dict[str, str] = {}
+    for text in texts:
+        clean = " ".join(text.split())
+        if clean:
+            seen.setdefault(_key(clean), clean)
+    return tuple(seen.values())
 
 
 def _hassil() -> Any:

@@ -13,11 +13,15 @@ from .grammar import Grammar, build_grammar, cached_grammar
 from .lexicon import default_dictionary, dictionary_words, number_words, pocketsphinx_model_dir
 
 
+def configured_entities(config: Config) -> tuple[Entity, ...]:
+    """The devices ``nlu.entities`` names."""
+    return tuple(Entity(e["name"], e["domain"], e.get("area")) for e in config.nlu.entities)
+
+
 def intent_set_from_config(config: Config) -> IntentSet:
     """The active intents and slot lists that the configuration names."""
-    entities = tuple(Entity(e["name"], e["domain"], e.get("area")) for e in config.nlu.entities)
     return load_intent_set(
-        config.satellite.language, config.nlu.intents, entities, config.nlu.areas
+        config.satellite.language, config.nlu.intents, configured_entities(config), config.nlu.areas
     )
 
 
