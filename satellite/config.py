@@ -183,6 +183,7 @@ class FrontendSettings(_Section):
 
 
 STT_ENGINES = ("pocketsphinx", "faster_whisper", "whisper_cpp", "vosk")
+STT_INPUTS = ("auto", "raw", "denoised")
 DEFAULT_INTENTS = (
     "HassTurnOn",
     "HassTurnOff",
@@ -260,12 +261,32 @@ class SttSettings(_Section):
         None, _optional(_pattern(r".+", "a path")), "Model for faster_whisper, whisper_cpp or vosk"
     )
     rejection_threshold: float = _opt(
-        -20.0,
+        -24.0,
         _number(-100.0, 50.0),
         "Per-frame grammar vs phone-loop score below which speech is out of domain (-100 to 50)",
     )
+    device_margin: float = _opt(
+        5.0,
+        _number(0.0, 50.0),
+        "How much more score a device action needs than other intents (0-50)",
+    )
+    loud_shift: float = _opt(
+        8.0,
+        _number(0.0, 50.0),
+        "How much more score every intent needs in a loud room (heard denoised) (0-50)",
+    )
     early_endpoint_ms: int = _opt(
         250, _integer(0, 2000, " ms"), "Trailing silence that ends a complete command, ms; 0 = off"
+    )
+    hearing: str = _opt(
+        "auto",
+        _choice(STT_INPUTS),
+        "What the recognizer hears: auto (denoised only in a loud room), raw or denoised",
+    )
+    denoise_below_db: float = _opt(
+        18.0,
+        _number(0.0, 60.0, " dB"),
+        "auto: speech-to-noise ratio below which the recognizer hears denoised audio, dB (0-60)",
     )
     open_transcripts: bool = _opt(
         True, _boolean, "Transcribe out-of-domain speech with the full language model (for the LLM)"

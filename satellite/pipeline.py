@@ -26,8 +26,9 @@ from .frontend.recorder import UtteranceRecorder
 from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
 from .prosody.monitor import ProsodyMonitor
+from .stt.hearing import MicHistory
 from .tts.events import BargeIn
-from .understanding import RawAudio, Understanding
+from .understanding import Understanding
 
 _LOGGER = logging.getLogger(__name__)
 #: A failing stage is logged with its traceback at most this often, s (wall clock).
@@ -117,7 +118,7 @@ class Pipeline:
         self._framer = Framer()
         self._state = State.LISTENING if stages.wake is None else State.IDLE
         self._speaking = False
-        self._raw = RawAudio()
+        self._mic = MicHistory()
         self._last_error_log: dict[str, float] = {}
         self.errors_by_stage: dict[str, int] = {}
 
@@ -182,9 +183,9 @@ class Pipeline:
 
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
-        if s.understanding is not None:
-            self._raw.add(frame)  # the recognizer hears the microphone unprocessed
         clean = self._guard(s.noise, s.noise.process, frame, frame, events)
+        if s.understanding is not None:
+            self._mic.add(frame, clean)  # what the recognizer hears (before the gain)
         # The wake word model normalises its own features (PCAN); it hears better before
         # our gain stage than after it, so it listens to the denoised, ungained audio.
         hit: WakeHit | None = None
@@ -239,7 +240,7 @@ class Pipeline:
         if understanding is not None:
             new = new + self._guard(
                 understanding,
-                lambda f: understanding.observe(f, new, recorder, self._raw),
+                lambda f: understanding.observe(f, new, recorder, self._mic),
                 frame,
                 no_events,
                 events,

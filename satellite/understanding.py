@@ -9,61 +9,35 @@ fallback worker (open transcription, then the LLM) and comes back through ``poll
 
 from __future__ import annotations
 
-import collections
 import concurrent.futures
+import dataclasses
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .audio.chunk import AudioChunk
-from .config import Config
+from .config import Config, SttSettings
 from .dialogue import Dialogue
 from .events import Event, SpeechStarted, UtteranceEnded
 from .frontend.recorder import Phase, UtteranceRecorder
 from .nlu.events import IntentRecognized, Transcript
+from .nlu.intents import DEVICE_ACTION_INTENTS
 from .nlu.llm import LlmFallback
 from .nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
 from .stt.base import SpeechRecognizer, SttResult
+from .stt.hearing import MicHistory, hear_denoised
 from .stt.lexicon import pocketsphinx_model_dir
 from .stt.sphinx import OpenTranscriber
 
 _LOGGER = logging.getLogger(__name__)
 EARLY_ENDPOINT_REASON = "early_endpoint"
+#: A word heard at a pause must begin this long before the speech ended, s.
+WORD_IN_SPEECH_SECONDS = 0.05
 #: Audio before the command (the wake word) the recognizer adapts to, s.
 CONTEXT_SECONDS = 1.5
-
-
-class RawAudio:
-    """The last few seconds of unprocessed microphone frames, by timestamp."""
-
-    def __init__(self, seconds: float = 3.0) -> None:
-        self._frames: dict[float, AudioChunk] = {}
-        self._order: collections.deque[float] = collections.deque()
-        self._limit = int(seconds * 100)
-
-    def add(self, frame: AudioChunk) -> None:
-        key = round(frame.timestamp_seconds, 4)
-        self._frames[key] = frame
-        self._order.append(key)
-        while len(self._order) > self._limit:
-            self._frames.pop(self._order.popleft(), None)
-
-    def get(self, processed: AudioChunk) -> AudioChunk:
-        """The raw frame behind a processed one (the processed one if it is gone)."""
-        return self._frames.get(round(processed.timestamp_seconds, 4), processed)
-
-    def before(self, seconds: float, span_seconds: float) -> AudioChunk | None:
-        """Raw audio from ``span_seconds`` before ``seconds`` up to it, or None."""
-        keys = [k for k in self._order if seconds - span_seconds <= k < seconds - 1e-6]
-        if not keys:
-            return None
-        first = self._frames[keys[0]]
-        data = b"".join(self._frames[k].samples for k in keys)
-        return AudioChunk(
-            first.rate_hz, first.width_bytes, first.channels, data, first.timestamp_seconds
-        )
 
 
 @dataclass(slots=True)
@@ -91,14 +65,17 @@ class Understanding:
         fallback: LlmFallback | None = None,
         open_transcribe: Callable[[AudioChunk], str] | None = None,
         dialogue: Dialogue | None = None,
-        early_endpoint_seconds: float = 0.25,
+        settings: SttSettings | None = None,
     ) -> None:
         self.recognizer = recognizer
         self.templates = templates
         self.fallback = fallback
         self.open_transcribe = open_transcribe
         self.dialogue = dialogue
-        self.early_endpoint_seconds = early_endpoint_seconds
+        self.settings = settings or SttSettings()
+        self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
+        #: Whether the utterance in progress is heard denoised (a loud room).
+        self.denoised = False
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
         self.reports: dict[str, UtteranceReport] = {}
@@ -111,28 +88,19 @@ class Understanding:
         frame: AudioChunk,
         new_events: list[Event],
         recorder: UtteranceRecorder,
-        raw: RawAudio | None = None,
+        mic: MicHistory | None = None,
     ) -> list[Event]:
         """Called for every frame the recorder saw, with the events it just produced.
 
-        The recognizer hears the microphone as it was (``raw``), not the denoised audio:
-        noise suppression cost the acoustic model accuracy, clean and noisy alike.
+        The recognizer hears the microphone as it was, or denoised in a loud room
+        (see stt/hearing.py), never the gained audio: the gain moves while it speaks.
         """
         out: list[Event] = []
         started = any(isinstance(e, SpeechStarted) for e in new_events)
         if started:
-            frames = [raw.get(f) if raw else f for f in recorder.frames]
-            first = frames[0].timestamp_seconds if frames else frame.timestamp_seconds
-            context = None
-            if raw is not None and not recorder.continuous:
-                context = raw.before(first, CONTEXT_SECONDS)
-            self.recognizer.start(first, context)
-            for past in frames:
-                self.recognizer.process(past)
-            self._listening = True
-            self._checked_silence = False
+            self._start(frame, recorder, mic)
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
-            self.recognizer.process(raw.get(frame) if raw else frame)
+            self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
             out.extend(self._maybe_end_early(frame, recorder))
         for event in [*new_events, *out]:
             if isinstance(event, UtteranceEnded) and self._listening:
@@ -140,9 +108,35 @@ class Understanding:
                 out.extend(self._understand(event))
         return out
 
+    def _start(
+        self, frame: AudioChunk, recorder: UtteranceRecorder, mic: MicHistory | None
+    ) -> None:
+        frames = recorder.frames
+        first = frames[0].timestamp_seconds if frames else frame.timestamp_seconds
+        context = None
+        self.denoised = False
+        if mic is not None:
+            before = mic.before(first, CONTEXT_SECONDS)
+            heard = b"".join(mic.get(f).samples for f in frames)
+            self.denoised = hear_denoised(
+                self.settings.hearing,
+                (before.samples if before else b"") + heard,
+                self.settings.denoise_below_db,
+            )
+            frames = [mic.get(f, self.denoised) for f in frames]
+            if not recorder.continuous:
+                context = mic.before(first, CONTEXT_SECONDS, self.denoised)
+        self.recognizer.start(first, context)
+        for past in frames:
+            self.recognizer.process(past)
+        self._listening = True
+        self._checked_silence = False
+
     def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
-        silence = recorder.silence_seconds
+        silence = recorder.quiet_since(frame.end_seconds)
         if silence <= 0:
+            if self._checked_silence:  # speech again after a pause that did not end it
+                self.recognizer.resume()
             self._checked_silence = False
             return []
         if (
@@ -152,7 +146,12 @@ class Understanding:
         ):
             return []
         self._checked_silence = True
-        if not self.recognizer.is_complete():
+        heard = self.recognizer.pause()
+        if (
+            heard is None
+            or not self._trusted(heard, self.templates.recognize(heard.text))
+            or not _words_in_speech(heard, frame.end_seconds - silence)
+        ):
             return []
         return recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
 
@@ -163,8 +162,13 @@ class Understanding:
         self.reports[utterance.utterance_id] = report
         started = time.perf_counter()
         stt = self.recognizer.finish()
-        report.stt = stt
         report.timings_ms["stt_finish"] = _ms_since(started)
+        started = time.perf_counter()
+        result = self.templates.recognize(stt.text) if stt.in_grammar else IntentResult(None)
+        report.timings_ms["nlu"] = _ms_since(started)
+        trusted = self._trusted(stt, result)
+        stt = dataclasses.replace(stt, in_grammar=trusted, confidence=self._confidence(stt, result))
+        report.stt = stt
         now = utterance.timestamp_seconds
         events: list[Event] = [
             Transcript(
@@ -179,15 +183,11 @@ class Understanding:
             # Words from a grammar forced onto out-of-domain speech are not trusted.
             words = stt.words if stt.in_grammar else None
             events.extend(self.prosody.process(utterance, words=words))
-        if stt.in_grammar:
-            started = time.perf_counter()
-            result = self.templates.recognize(stt.text)
-            report.timings_ms["nlu"] = _ms_since(started)
-            if result.intent is not None:
-                result = IntentResult(
-                    result.intent, result.slots, stt.confidence, result.source, result.text
-                )
-                return events + self._conclude(utterance.utterance_id, result, now)
+        if trusted and result.intent is not None:
+            result = IntentResult(
+                result.intent, result.slots, stt.confidence, result.source, result.text
+            )
+            return events + self._conclude(utterance.utterance_id, result, now)
         audio = utterance.audio
         if self.fallback is not None and audio is not None:
             self._pending[utterance.utterance_id] = self.fallback.submit_job(
@@ -197,6 +197,36 @@ class Understanding:
         return events + self._conclude(
             utterance.utterance_id, IntentResult(None, text=stt.text), now
         )
+
+    def _needed_score(self, result: IntentResult) -> float:
+        """The grammar-vs-phone-loop score an intent needs to be believed.
+
+        Noise raises the score of every utterance, in domain or not, so a loud room
+        (heard denoised) asks more; a device action heard wrongly does something in the
+        home, so it asks more than a question or a call for help.
+        """
+        need = self.settings.rejection_threshold
+        if self.denoised:
+            need += self.settings.loud_shift
+        if result.intent in DEVICE_ACTION_INTENTS:
+            need += self.settings.device_margin
+        return need
+
+    def _trusted(self, stt: SttResult, result: IntentResult) -> bool:
+        """In the domain: a whole sentence of the grammar, understood by the templates,
+        and scored well enough against the phone loop (engines without a score: as
+        they say)."""
+        if not stt.in_grammar or result.intent is None:
+            return False
+        if stt.score_per_frame is None:
+            return True
+        return stt.score_per_frame >= self._needed_score(result)
+
+    def _confidence(self, stt: SttResult, result: IntentResult) -> float:
+        if stt.score_per_frame is None:
+            return stt.confidence
+        margin = stt.score_per_frame - self._needed_score(result)
+        return round(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, margin / 4.0)))), 4)
 
     def _fallback(self, audio: AudioChunk, report: UtteranceReport) -> IntentResult:
         """In the worker: free transcription, then the LLM (no timeout: we are in it)."""
@@ -254,11 +284,36 @@ class Understanding:
             events.extend(self.dialogue.handle(result, utterance_id, now))
         return events
 
+    def replace_recognizer(
+        self, recognizer: SpeechRecognizer, templates: TemplateRecognizer
+    ) -> bool:
+        """Use a recognizer and templates built for new slot lists (names and areas).
+
+        Only between utterances: returns False while one is being heard (try again).
+        """
+        if self._listening:
+            return False
+        self.recognizer.reset()
+        self.recognizer = recognizer
+        self.templates = templates
+        return True
+
     def reset(self) -> None:
         """Drop the utterance in progress."""
         self.recognizer.reset()
         self._listening = False
         self._checked_silence = False
+
+
+def _words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:
+    """Whether every word begins while the person was still speaking.
+
+    Paused mid-command ("set a timer for ... ten minutes"), a grammar search ended at
+    the pause completes the sentence with words laid over the silence ("... for two
+    hours"): such a sentence was not said, so the utterance must go on.
+    """
+    latest = speech_end_seconds - WORD_IN_SPEECH_SECONDS
+    return bool(heard.words) and all(w.start_seconds < latest for w in heard.words)
 
 
 def _ms_since(started: float) -> float:
@@ -286,7 +341,7 @@ def build_understanding(
         fallback,
         open_transcribe,
         dialogue,
-        config.stt.early_endpoint_ms / 1000.0,
+        config.stt,
     )
     if config.prosody.enabled:
         understanding.prosody = ProsodyMonitor(config.prosody)

@@ -110,6 +110,11 @@ class Scene:
     command_start_seconds: float
     command_end_seconds: float
 
+    @property
+    def command_span(self) -> tuple[float, float]:
+        """The command's (start, end), seconds."""
+        return self.command_start_seconds, self.command_end_seconds
+
 
 def wake_scene(
     command: str,

@@ -89,6 +89,17 @@ class UtteranceRecorder:
         """How long the current run of silence has lasted, s."""
         return self._silence_seconds
 
+    def quiet_since(self, now: float) -> float:
+        """Time since the speech ended (the VAD's lag taken off), s; 0 while speaking.
+
+        The silence run of ``silence_seconds`` only starts once the speech probability
+        has fallen below the threshold less the hysteresis, which the VAD takes a while
+        to reach; a short endpoint counts from the end of speech instead.
+        """
+        if self._phase is not Phase.IN_SPEECH or self._silence_seconds <= 0:
+            return 0.0
+        return max(0.0, now - self._last_speech_end)
+
     def end_now(self, now: float, reason: str) -> list[Event]:
         """Finish the utterance in speech at once (e.g. the command is already complete)."""
         if self._phase is not Phase.IN_SPEECH:

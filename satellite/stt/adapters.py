@@ -31,8 +31,11 @@ class _Buffered:
     def process(self, frame: AudioChunk) -> None:
         self._chunks.append(frame.samples)
 
-    def is_complete(self) -> bool:
-        return False
+    def pause(self) -> SttResult | None:
+        return None
+
+    def resume(self) -> None:
+        return None
 
     def finish(self) -> SttResult:
         audio = b"".join(self._chunks)

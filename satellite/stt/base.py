@@ -44,8 +44,12 @@ class SpeechRecognizer(Protocol):
     def process(self, frame: AudioChunk) -> None:
         """Feed the next 10 ms frame (16 kHz mono 16-bit)."""
 
-    def is_complete(self) -> bool:
-        """True when what was heard so far is already a whole command."""
+    def pause(self) -> SttResult | None:
+        """At a pause in speech: what was heard so far, or None when the engine cannot
+        tell before the end. If the utterance then ends, ``finish`` gives the same."""
+
+    def resume(self) -> None:
+        """The person went on speaking after ``pause``."""
 
     def finish(self) -> SttResult:
         """End the utterance and return the result."""

@@ -60,17 +60,27 @@ class PocketSphinxRecognizer:
         self._start_seconds = 0.0
         self._frames = 0
         self._active = False
+        self._context: AudioChunk | None = None
+        #: Frames of this utterance, for searching again after a pause (``resume``).
+        self._heard: list[AudioChunk] = []
+        #: The result of a search ended at a pause (``end_if_complete``).
+        self._ended: SttResult | None = None
         #: Time it took to compile and load, s (set by the factory).
         self.load_seconds = 0.0
 
     def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
         self.reset()
-        if context is not None and context.num_frames:
-            self._seed_normalisation(context)
+        self._context = context
         self._start_seconds = timestamp_seconds
+        self._begin()
+
+    def _begin(self) -> None:
+        if self._context is not None and self._context.num_frames:
+            self._seed_normalisation(self._context)
         self._grammar.start_utt()
         self._phones.start_utt()
         self._active = True
+        self._frames = 0
 
     def _seed_normalisation(self, context: AudioChunk) -> None:
         """Start the cepstral mean from the speech just before the command (the wake word).
@@ -87,19 +97,47 @@ class PocketSphinxRecognizer:
         self._phones.set_cmn(cmn)
 
     def process(self, frame: AudioChunk) -> None:
-        if not self._active:
+        if not self._active and self._ended is None:
             self.start(frame.timestamp_seconds)
+        self._heard.append(frame)
+        if self._ended is not None:
+            return  # ended at a pause: kept in case the person goes on (``resume``)
         self._grammar.process_raw(frame.samples, False, False)
         self._phones.process_raw(frame.samples, False, False)
         self._frames += 1
 
-    def is_complete(self) -> bool:
-        if not self._active:
-            return False
-        hyp = self._grammar.hyp()
-        return bool(hyp and hyp.hypstr and self.grammar.accepts(hyp.hypstr.split()))
+    def pause(self) -> SttResult | None:
+        """End the searches at a pause in speech and return what they heard.
+
+        The partial hypothesis of a grammar search is the best path to *any* state, so
+        it often ends in a half sentence that the final result does not: only ending
+        the search tells whether a whole command was heard. If the person goes on,
+        ``resume`` searches the audio again from the start.
+        """
+        if self._ended is None and self._active:
+            self._ended = self._end()
+        return self._ended
+
+    def resume(self) -> None:
+        """Speech went on after ``end_if_complete``: search again all that was heard.
+
+        A burst of work (the utterance so far, at about 5x real time per core), paid
+        only when a person pauses mid-command.
+        """
+        if self._ended is None:
+            return
+        self._ended = None
+        heard, self._heard = self._heard, []
+        self._begin()
+        for frame in heard:
+            self.process(frame)
 
     def finish(self) -> SttResult:
+        ended = self._ended if self._ended is not None else self._end()
+        self.reset()
+        return ended
+
+    def _end(self) -> SttResult:
         if not self._active:
             return SttResult("", 0.0, in_grammar=False)
         self._grammar.end_utt()
@@ -128,6 +166,8 @@ class PocketSphinxRecognizer:
             self._phones.end_utt()
         self._active = False
         self._frames = 0
+        self._ended = None
+        self._heard = []
 
     def _score_ratio(self, hyp: Any) -> float | None:
         phones = self._phones.hyp()
@@ -143,7 +183,7 @@ class PocketSphinxRecognizer:
     def _words(self) -> list[WordTiming]:
         out = []
         for seg in self._grammar.seg():
-            if not seg.word or seg.word in _FILLERS or seg.word.startswith("["):
+            if not seg.word or seg.word in _FILLERS or seg.word.startswith(("[", "(")):
                 continue
             out.append(
                 WordTiming(

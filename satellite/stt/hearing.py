@@ -1,0 +1,85 @@
+"""What the recognizer hears: the microphone as it was, or denoised when the room is loud.
+
+The acoustic model was trained on clean speech. In a quiet room noise suppression only
+distorts the spectrum it knows (commands heard raw: 57/62 right, denoised: 48/62); in
+loud noise it is the other way round (white noise at 10 dB SNR: raw 36/62, denoised
+48/62). So the choice is made per utterance, from the signal-to-noise ratio of the audio
+just before the command and its first syllables.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+
+from ..audio.chunk import AudioChunk
+
+#: The loudest frames that stand for the speech level, and the share of the quietest
+#: frames that stands for the noise floor.
+_LOUDEST_FRAMES = 5
+_QUIET_SHARE = 0.3
+
+
+class MicHistory:
+    """The last few seconds of 10 ms microphone frames, raw and denoised, by timestamp."""
+
+    def __init__(self, seconds: float = 3.0) -> None:
+        self._raw: dict[float, AudioChunk] = {}
+        self._denoised: dict[float, AudioChunk] = {}
+        self._order: collections.deque[float] = collections.deque()
+        self._limit = int(seconds * 100)
+
+    def add(self, raw: AudioChunk, denoised: AudioChunk) -> None:
+        key = _key(raw)
+        self._raw[key] = raw
+        self._denoised[key] = denoised
+        self._order.append(key)
+        while len(self._order) > self._limit:
+            old = self._order.popleft()
+            self._raw.pop(old, None)
+            self._denoised.pop(old, None)
+
+    def get(self, processed: AudioChunk, denoised: bool = False) -> AudioChunk:
+        """The frame behind a processed one (the processed one itself if it is gone)."""
+        frames = self._denoised if denoised else self._raw
+        return frames.get(_key(processed), processed)
+
+    def before(
+        self, seconds: float, span_seconds: float, denoised: bool = False
+    ) -> AudioChunk | None:
+        """Audio from ``span_seconds`` before ``seconds`` up to it, or None."""
+        frames = self._denoised if denoised else self._raw
+        keys = [k for k in self._order if seconds - span_seconds <= k < seconds - 1e-6]
+        if not keys:
+            return None
+        first = frames[keys[0]]
+        data = b"".join(frames[k].samples for k in keys)
+        return AudioChunk(
+            first.rate_hz, first.width_bytes, first.channels, data, first.timestamp_seconds
+        )
+
+
+def snr_db(audio: bytes) -> float:
+    """Speech-to-noise ratio of 16-bit mono audio, dB: its loudest 10 ms frames against
+    its quietest ones. Needs some speech in it (a wake word, a first syllable)."""
+    samples = np.frombuffer(audio, dtype="<i2").astype(np.float64)
+    count = len(samples) // 160
+    if count < 2 * _LOUDEST_FRAMES:
+        return math.inf
+    energy = np.sort(np.square(samples[: count * 160]).reshape(count, 160).mean(axis=1))
+    noise = float(energy[: max(1, int(count * _QUIET_SHARE))].mean())
+    speech = float(energy[-_LOUDEST_FRAMES:].mean())
+    return 10.0 * math.log10(max(speech, 1.0) / max(noise, 1.0))
+
+
+def hear_denoised(mode: str, audio: bytes, below_db: float) -> bool:
+    """Whether the recognizer should hear the denoised audio (``mode``: stt.hearing)."""
+    if mode != "auto":
+        return mode == "denoised"
+    return snr_db(audio) < below_db
+
+
+def _key(frame: AudioChunk) -> float:
+    return round(frame.timestamp_seconds, 4)

@@ -1,0 +1,171 @@
+"""Streaming recognition in the frame loop: early endpoint, a pause mid-command, hearing.
+
+Commands are spoken after the wake word by eSpeak NG over a faint noise floor and fed
+through the pipeline; times are audio times, never wall-clock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+
+from satellite.audio.chunk import AudioChunk
+from satellite.config import Config
+from satellite.events import Event, UtteranceEnded
+from satellite.nlu.events import IntentRecognized
+from satellite.pipeline import Pipeline, build_stages
+from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
+from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
+from tests import synth
+
+pytestmark = pytest.mark.usefixtures("need_espeak")
+FLOOR_RMS = 15.0
+
+
+@cache
+def _config(**stt: Any) -> Config:
+    base = Config()
+    return dataclasses.replace(base, stt=dataclasses.replace(base.stt, **stt))
+
+
+def _run(audio: synth.Float, config: Config) -> tuple[list[Event], Understanding]:
+    stages = build_stages(config, continuous=False)
+    understanding = build_understanding(config, use_llm=False, with_dialogue=False)
+    stages.understanding = understanding
+    return Pipeline(stages).process(synth.to_chunk(audio)), understanding
+
+
+def _with_floor(audio: synth.Float, seed: int = 0) -> synth.Float:
+    return audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed)
+
+
+def _ended(events: list[Event]) -> list[UtteranceEnded]:
+    return [e for e in events if isinstance(e, UtteranceEnded)]
+
+
+def _intents(events: list[Event]) -> list[IntentRecognized]:
+    return [e for e in events if isinstance(e, IntentRecognized)]
+
+
+@pytest.mark.parametrize(
+    ("text", "voice", "intent"),
+    [
+        ("turn on the kitchen light", "en-us", "HassTurnOn"),
+        ("what time is it", "en-gb-x-rp", "GetTime"),
+        ("call the nurse", "en-us+m3", "CallForHelp"),
+    ],
+)
+def test_a_whole_command_ends_after_the_short_silence(text: str, voice: str, intent: str) -> None:
+    scene = synth.wake_scene(text, voice, 160)
+    config = _config()
+    events, _ = _run(_with_floor(scene.audio), config)
+    (ended,) = _ended(events)
+    assert ended.reason == EARLY_ENDPOINT_REASON
+    assert [i.intent for i in _intents(events)] == [intent]
+    # decided well before the full trailing silence would have passed
+    trailing = config.frontend.recorder.trailing_silence_ms / 1000.0
+    waited = ended.timestamp_seconds - scene.command_end_seconds
+    assert config.stt.early_endpoint_ms / 1000.0 <= waited < trailing
+
+
+def test_without_early_endpoint_the_full_silence_ends_it() -> None:
+    scene = synth.wake_scene("turn on the kitchen light", "en-us", 160)
+    config = _config(early_endpoint_ms=0)
+    events, _ = _run(_with_floor(scene.audio), config)
+    (ended,) = _ended(events)
+    assert ended.reason == "silence"
+    assert ended.timestamp_seconds - scene.command_end_seconds >= (
+        config.frontend.recorder.trailing_silence_ms / 1000.0
+    )
+    assert [i.intent for i in _intents(events)] == ["HassTurnOn"]
+
+
+@pytest.mark.parametrize(
+    ("first", "rest", "voice", "intent", "text"),
+    [
+        (
+            "set a timer for",
+            "ten minutes",
+            "en-gb-x-rp",
+            "HassStartTimer",
+            "set a timer for ten minutes",
+        ),
+        ("please call", "the nurse", "en-gb-x-rp", "CallForHelp", "please call the nurse"),
+    ],
+)
+def test_a_pause_inside_a_command_does_not_cut_it(
+    first: str, rest: str, voice: str, intent: str, text: str
+) -> None:
+    """A search ended at the pause may fill the silence with words ("set a timer for"
+    came out as "set a timer for two hour"): words begun after the speech ended are not
+    believed, the search goes on (decoded again from the start) and the whole command
+    is heard."""
+    audio = np.concatenate(
+        [
+            synth.silence(1.0),
+            synth.espeak("okay nabu", voice, 160),
+            synth.silence(0.45),
+            synth.espeak(first, voice, 160),
+            synth.silence(0.45),  # longer than the early endpoint, shorter than the timeout
+            synth.espeak(rest, voice, 160),
+            synth.silence(1.5),
+        ]
+    )
+    events, understanding = _run(_with_floor(audio), _config())
+    (ended,) = _ended(events)
+    (found,) = _intents(events)
+    assert found.intent == intent
+    report = understanding.reports[ended.utterance_id]
+    assert report.stt is not None and report.stt.text == text
+
+
+def test_a_loud_room_is_heard_denoised_and_a_quiet_one_raw() -> None:
+    scene = synth.wake_scene("turn off the bedroom lamp", "en-us", 160)
+    quiet = _with_floor(scene.audio)
+    loud = synth.add_noise(quiet, 5.0, seed=3, reference=quiet)
+    _, understanding = _run(quiet, _config())
+    assert understanding.denoised is False
+    _, understanding = _run(loud, _config())
+    assert understanding.denoised is True
+    _, understanding = _run(loud, _config(hearing="raw"))
+    assert understanding.denoised is False
+
+
+def test_snr_estimate_follows_the_mix() -> None:
+    # what the satellite weighs: the wake word with the pauses around it, and the
+    # command's first syllables
+    scene = synth.wake_scene("turn on the light", "en-us", 160, lead_seconds=0.5)
+    heard = scene.audio[: round((scene.command_start_seconds + 0.3) * synth.RATE)]
+    for snr in (5.0, 15.0, 30.0):
+        mixed = synth.add_noise(heard, snr, seed=1)
+        estimate = snr_db(synth.to_chunk(mixed).samples)
+        # the loudest frames sit a few dB above the speech's average level
+        assert snr < estimate < snr + 12.0, (snr, estimate)
+    assert snr_db(b"") == math.inf  # too short to tell: counts as quiet
+    assert hear_denoised("raw", b"", 25.0) is False
+    assert hear_denoised("denoised", b"", 25.0) is True
+
+
+def test_mic_history_keeps_both_versions_by_time() -> None:
+    history = MicHistory(seconds=0.05)
+    for index in range(10):
+        raw = AudioChunk.from_int16(np.full(160, index, np.int16), timestamp_seconds=index / 100)
+        history.add(
+            raw,
+            AudioChunk.from_int16(
+                np.full(160, -index, np.int16), timestamp_seconds=raw.timestamp_seconds
+            ),
+        )
+    processed = AudioChunk.from_int16(np.zeros(160, np.int16), timestamp_seconds=0.09)
+    assert np.frombuffer(history.get(processed).samples, np.int16)[0] == 9
+    assert np.frombuffer(history.get(processed, denoised=True).samples, np.int16)[0] == -9
+    old = AudioChunk.from_int16(np.zeros(160, np.int16), timestamp_seconds=0.01)
+    assert history.get(old) is old  # forgotten: the processed frame stands in
+    before = history.before(0.09, 0.03)
+    assert before is not None and before.num_frames == 3 * 160
+    assert history.before(0.0, 1.0) is None
