@@ -223,14 +223,14 @@ def test_a_dead_worker_is_not_understood(cache_dir: Path) -> None:
 
 
 def test_the_worker_imports_only_what_it_needs() -> None:
-    """satellite.nlu.llm is all of ours the worker imports: it leaves out the
+    """The worker imports the scorer and little else of ours: it leaves out the
     configuration (with its MQTT client), the CLI and hassil."""
     code = (
-        "import sys; import satellite.nlu.llm; "
+        "import sys; import satellite.nlu.llm_worker; "
         "print(' '.join(m for m in sys.modules if m.startswith(('satellite', 'hassil'))))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert "satellite.nlu.llm" in out
+    assert "satellite.nlu.llm_scorer" in out
     assert not {"satellite.config", "satellite.mqtt", "satellite.cli", "hassil"} & set(out)
