@@ -90,6 +90,7 @@ def main() -> int:
         continuous=True,
         lag_seconds=stages.vad.lag_seconds,
         warm_up_seconds=stages.vad.warm_up_seconds,
+        end_lag_seconds=stages.vad.end_lag_seconds,
     )
     listening = replay(Pipeline(stages), audio[: int(args.listening_minutes * 60 * synth.RATE)])
 

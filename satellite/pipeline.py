@@ -101,6 +101,7 @@ def build_stages(config: Config, continuous: bool = False) -> Stages:
             continuous=continuous,
             lag_seconds=vad.lag_seconds,
             warm_up_seconds=vad.warm_up_seconds,
+            end_lag_seconds=vad.end_lag_seconds,
         ),
         prosody=prosody,
     )

@@ -64,6 +64,7 @@ def test_failing_vad_while_listening_does_not_lose_the_utterance() -> None:
     class FlakyVad:
         name = "vad"
         lag_seconds = real_vad.lag_seconds
+        end_lag_seconds = real_vad.end_lag_seconds
         warm_up_seconds = real_vad.warm_up_seconds
 
         def process(self, frame: AudioChunk) -> float:

@@ -24,8 +24,10 @@ class VoiceActivityDetector(Protocol):
     """Speech probability per 10 ms frame."""
 
     name: str
-    #: How late the probability follows the audio, s (subtracted from onsets and ends).
+    #: How late the probability follows the audio at onsets, s (subtracted from them).
     lag_seconds: float
+    #: How late the probability falls when speech ends, s (subtracted from ends).
+    end_lag_seconds: float
     #: Audio a freshly reset detector needs before its output means anything, s.
     warm_up_seconds: float
 

@@ -55,10 +55,12 @@ class UtteranceRecorder:
         continuous: bool = False,
         lag_seconds: float = 0.0,
         warm_up_seconds: float = 0.5,
+        end_lag_seconds: float | None = None,
     ) -> None:
         self.settings = settings
         self.threshold = threshold
         self.lag_seconds = lag_seconds
+        self.end_lag_seconds = lag_seconds if end_lag_seconds is None else end_lag_seconds
         self.continuous = continuous
         self._pre_roll_seconds = settings.pre_roll_ms / 1000.0
         history_seconds = WAKE_SEARCH_BACK_SECONDS + max(self._pre_roll_seconds, warm_up_seconds)
@@ -160,7 +162,7 @@ class UtteranceRecorder:
                 self._speech_run_start = start - self.lag_seconds
             self._speech_run_seconds += _FRAME_SECONDS
             self._silence_seconds = 0.0
-            self._last_speech_end = end - self.lag_seconds
+            self._last_speech_end = end - self.end_lag_seconds
         elif is_silence:
             self._speech_run_start = None
             self._speech_run_seconds = 0.0
