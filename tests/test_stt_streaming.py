@@ -17,8 +17,9 @@ import pytest
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
 from satellite.events import Event, UtteranceEnded
-from satellite.nlu.events import IntentRecognized
+from satellite.nlu.events import IntentRecognized, Transcript
 from satellite.pipeline import Pipeline, build_stages
+from satellite.stt.base import SttResult
 from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
 from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
 from tests import synth
@@ -169,3 +170,65 @@ def test_mic_history_keeps_both_versions_by_time() -> None:
     before = history.before(0.09, 0.03)
     assert before is not None and before.num_frames == 3 * 160
     assert history.before(0.0, 1.0) is None
+
+
+class _Scored:
+    """A recognizer that heard ``text`` with a chosen score: the one part simulated
+    here, since no audio gives a score on demand."""
+
+    name = "stt"
+
+    def __init__(self, text: str, score: float) -> None:
+        self.result = SttResult(text, 0.5, (), True, score)
+
+    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
+        return None
+
+    def process(self, frame: AudioChunk) -> None:
+        return None
+
+    def pause(self) -> SttResult | None:
+        return self.result
+
+    def resume(self) -> None:
+        return None
+
+    def finish(self) -> SttResult:
+        return self.result
+
+    def reset(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("text", "score", "loud", "believed"),
+    [
+        ("what time is it", -23.0, False, True),  # above the threshold (-24)
+        ("turn on the kitchen light", -23.0, False, False),  # a device action needs -19
+        ("turn on the kitchen light", -18.0, False, True),
+        ("what time is it", -18.0, True, False),  # a loud room needs 8 more: -16
+        ("turn on the kitchen light", -12.0, True, False),  # loud + device: -11
+        ("turn on the kitchen light", -10.0, True, True),
+        ("what time is it", -25.0, False, False),
+    ],
+)
+def test_score_needed_depends_on_the_intent_and_the_room(
+    text: str, score: float, loud: bool, believed: bool
+) -> None:
+    config = Config()
+    base = build_understanding(config, use_llm=False, with_dialogue=False)
+    understanding = Understanding(_Scored(text, score), base.templates, settings=config.stt)
+    understanding.denoised = loud
+    ended = UtteranceEnded(
+        timestamp_seconds=1.0,
+        utterance_id="u1",
+        start_seconds=0.0,
+        end_seconds=1.0,
+        audio_start_seconds=0.0,
+        reason="silence",
+    )
+    events = understanding._understand(ended)
+    (transcript,) = [e for e in events if isinstance(e, Transcript)]
+    (intent,) = _intents(events)
+    assert transcript.in_grammar is believed
+    assert (intent.intent is not None) is believed
