@@ -82,6 +82,11 @@ class SatelliteSettings(_Section):
         _pattern(r"[a-z]{2}(_[A-Z]{2})?", "a language code. Fix: use a code like en or en_GB"),
         "Language code, e.g. en",
     )
+    area: str | None = _opt(
+        None,
+        _optional(_pattern(r".{1,64}", "an area name. Fix: use 1-64 characters, or null")),
+        "The area (room) it stands in: 'turn on the lights' then means there",
+    )
 
 
 @dataclass(frozen=True)

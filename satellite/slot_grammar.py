@@ -145,7 +145,9 @@ class SlotGrammar:
         """In the worker thread: the intent set, the grammar and its decoders."""
         entities, areas = lists
         config = self.config
-        intent_set = load_intent_set(config.satellite.language, config.nlu.intents, entities, areas)
+        intent_set = load_intent_set(
+            config.satellite.language, config.nlu.intents, entities, areas, config.satellite.area
+        )
         recognizer = (
             make_recognizer(config, intent_set) if config.stt.engine == "pocketsphinx" else None
         )

@@ -102,6 +102,21 @@ def test_templates_for_devices_nobody_has_are_left_out(words: frozenset[str]) ->
     )
 
 
+def test_the_satellites_own_area_makes_here_sentences_speakable(words: frozenset[str]) -> None:
+    """Once the satellite has an area, "turn off the lights" means the lights there."""
+    here = ["turn", "off", "the", "lights"]
+    nowhere = load_intent_set("en", HA_INTENTS, ENTITIES, ())
+    assert not _build(nowhere, words).accepts(here)
+    assert TemplateRecognizer(nowhere).recognize("turn off the lights").intent is None
+    kitchen = load_intent_set("en", HA_INTENTS, ENTITIES, (), area="kitchen")
+    assert _build(kitchen, words).accepts(here)
+    result = TemplateRecognizer(kitchen).recognize("turn off the lights")
+    assert (result.intent, result.slots.get("area")) == ("HassTurnOff", "kitchen")
+    # a named area still wins over the satellite's own
+    named = TemplateRecognizer(kitchen).recognize("turn off the lights in the bedroom")
+    assert named.slots.get("area") == "bedroom"
+
+
 def test_grammar_rejects_other_sentences(intent_set: IntentSet, words: frozenset[str]) -> None:
     grammar = _build(intent_set, words)
     for text in [

@@ -79,6 +79,8 @@ class IntentSet:
     names: tuple[str, ...]
     entities: tuple[Entity, ...] = field(default=())
     areas: tuple[str, ...] = field(default=())
+    #: The satellite's own area: sentences without one ("turn on the lights") mean it.
+    area: str | None = None
 
 
 def guess_domain(name: str) -> str:
@@ -154,7 +156,11 @@ def care_intents_yaml(language: str) -> dict[str, Any]:
 
 
 def load_intent_set(
-    language: str, names: tuple[str, ...], entities: tuple[Entity, ...], areas: tuple[str, ...]
+    language: str,
+    names: tuple[str, ...],
+    entities: tuple[Entity, ...],
+    areas: tuple[str, ...],
+    area: str | None = None,
 ) -> IntentSet:
     """Build the active intent set; unknown names or languages raise with the fix."""
     hassil = _hassil()
@@ -187,7 +193,7 @@ def load_intent_set(
         ],
         allow_template=False,
     )
-    all_areas = sorted({*areas, *(e.area for e in entities if e.area)})
+    all_areas = sorted({*areas, *(e.area for e in entities if e.area), *([area] if area else [])})
     slot_lists["area"] = hassil.TextSlotList.from_strings(all_areas, allow_template=False)
     slot_lists.setdefault("floor", hassil.TextSlotList.from_strings([], allow_template=False))
-    return IntentSet(language, intents, slot_lists, names, entities, tuple(all_areas))
+    return IntentSet(language, intents, slot_lists, names, entities, tuple(all_areas), area)

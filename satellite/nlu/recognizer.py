@@ -39,6 +39,7 @@ class TemplateRecognizer:
             text,
             self.intent_set.intents,
             slot_lists=self.intent_set.slot_lists,
+            intent_context={"area": self.intent_set.area} if self.intent_set.area else None,
             best_slot_name="name",
         )
         if result is None:

@@ -21,7 +21,11 @@ def configured_entities(config: Config) -> tuple[Entity, ...]:
 def intent_set_from_config(config: Config) -> IntentSet:
     """The active intents and slot lists that the configuration names."""
     return load_intent_set(
-        config.satellite.language, config.nlu.intents, configured_entities(config), config.nlu.areas
+        config.satellite.language,
+        config.nlu.intents,
+        configured_entities(config),
+        config.nlu.areas,
+        config.satellite.area,
     )
 
 

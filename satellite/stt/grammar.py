@@ -418,9 +418,10 @@ def build_grammar(
     compiler = _Compiler(intent_set, has_word, number_words)
     sentences: list[Fragment | None] = []
     domains = {entity.domain for entity in intent_set.entities}
+    context = frozenset({"area"} if intent_set.area else ())
     for intent in intent_set.intents.intents.values():
         for data in intent.data:
-            if not about_domains(data, domains):
+            if not about_domains(data, domains, context):
                 continue
             for sentence in data.sentences:
                 sentences.append(compiler.expr(sentence.expression))
@@ -452,18 +453,18 @@ def build_grammar(
     return _finish(compiler.graph, whole, compiler.words, compiler.oov)
 
 
-def about_domains(data: Any, domains: set[str]) -> bool:
+def about_domains(data: Any, domains: set[str], context: frozenset[str] = frozenset()) -> bool:
     """Whether a block of templates can be matched here: about a kind of device that
     exists (by domain), and needing no context the satellite does not give.
 
     HA's templates cover every kind of device ("is the garage door open", "raise the
     awnings"), and some take the area from the satellite's own ("turn on the lights",
-    meaning here), which this satellite does not tell the templates. Such blocks never
-    match, and in the grammar they only give other speech more sentences to be
-    mistaken for.
+    meaning here), which only a satellite with ``satellite.area`` set gives (``context``:
+    the keys it gives). Blocks that cannot match only give other speech more sentences
+    to be mistaken for.
     """
     required = data.requires_context or {}
-    if any(key != "domain" for key in required):
+    if any(key != "domain" and key not in context for key in required):
         return False
     wanted: set[str] = set()
     for source in (required, data.slots or {}):
