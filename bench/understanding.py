@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import resource
 import sys
 import tempfile
@@ -39,21 +38,12 @@ from satellite.nlu.llm import LlmFallback
 from satellite.pipeline import Pipeline, build_stages
 from satellite.understanding import build_understanding
 from tests import synth
+from tests.understand import commands, lines
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 VOICES = ["en-us", "en-gb-x-rp", "en-us+m3", "en+f3", "en+m7"]
 #: RMS of the room's noise floor on a 16-bit scale (about -67 dBFS).
 NOISE_FLOOR_RMS = 15.0
 TARGETS = {"intent_p95_ms": 350.0, "llm_warm_ms": 300.0, "llm_cold_ms": 1000.0, "help_recall": 0.9}
-
-
-def commands() -> list[tuple[str, str, dict[str, Any]]]:
-    rows = []
-    for line in (DATA / "commands.tsv").read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            text, intent, slots = line.split("\t")
-            rows.append((text, intent, json.loads(slots)))
-    return rows
 
 
 def replay(config: Config, text: str, voice: str, rate: int, seed: int = 0) -> dict[str, Any]:
@@ -106,28 +96,21 @@ def run_commands(config: Config, voices: list[str]) -> dict[str, Any]:
             sum(o["intent"] == o["expected"] for o in outcomes) / len(outcomes), 4
         ),
         # every intent event, "not understood" included
-        "latency": _percentiles(latencies),
+        "latency": _latency(latencies),
         # the commands that came out right
-        "latency_understood": _percentiles(understood),
+        "latency_understood": _latency(understood),
         "real_time_factor": round(cpu, 4),
         "frame": stats_ms(frame_ns),
         "early_endpoints": sum(o.get("reason") == "early_endpoint" for o in outcomes),
     }
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    return {
-        "p50_ms": round(float(np.percentile(values, 50)), 1),
-        "p95_ms": round(float(np.percentile(values, 95)), 1),
-        "max_ms": round(float(max(values)), 1),
-    }
+def _latency(values_ms: list[float]) -> dict[str, float]:
+    return stats_ms([round(v * 1e6) for v in values_ms]) if values_ms else {}
 
 
 def run_llm() -> dict[str, Any]:
-    lines = (DATA / "help_phrasings.txt").read_text(encoding="utf-8").splitlines()
-    phrasings = [ln for ln in lines if ln.strip() and not ln.startswith("#")]
+    phrasings = lines("help_phrasings.txt")
     rss_before = peak_rss_mb()  # the model lives in a worker process: see worker_rss_mb
     intents = ("HassNevermind", *CARE_INTENTS)
     with tempfile.TemporaryDirectory() as cache:

@@ -16,8 +16,8 @@ from satellite.frontend.vad import SileroVad
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.nlu.llm import LlmFallback, LoadReport, Prompt
 from satellite.nlu.recognizer import IntentResult
+from tests.understand import lines
 
-DATA = Path(__file__).resolve().parent / "data"
 ACTIVE = ("HassTurnOn", "HassTurnOff", "HassNevermind", *CARE_INTENTS)
 
 
@@ -31,11 +31,6 @@ def _need_llm() -> None:
     ):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{package} is not installed (extra 'llm')")
-
-
-def _lines(name: str) -> list[str]:
-    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
-    return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +50,13 @@ def fallback(cache_dir: Path) -> Iterator[LlmFallback]:
 def test_prompt_examples_are_not_the_test_phrasings() -> None:
     prompt = Prompt.load("en")
     shots = {text.lower() for text, _ in prompt.examples}
-    assert not shots & {p.lower() for p in _lines("help_phrasings.txt")}
-    assert not shots & {p.lower() for p in _lines("out_of_domain.txt")}
+    assert not shots & {p.lower() for p in lines("help_phrasings.txt")}
+    assert not shots & {p.lower() for p in lines("out_of_domain.txt")}
     assert set(prompt.labels.values()) - {None} <= set(ACTIVE)
 
 
 def test_free_requests_for_help_are_call_for_help(fallback: LlmFallback) -> None:
-    phrasings = _lines("help_phrasings.txt")
+    phrasings = lines("help_phrasings.txt")
     assert len(phrasings) >= 20
     results = {p: fallback.classify(p, timeout_seconds=30.0) for p in phrasings}
     hits = [p for p, r in results.items() if r.intent == "CallForHelp"]
@@ -72,7 +67,7 @@ def test_free_requests_for_help_are_call_for_help(fallback: LlmFallback) -> None
 
 
 def test_chit_chat_never_switches_a_device(fallback: LlmFallback) -> None:
-    for text in _lines("out_of_domain.txt"):
+    for text in lines("out_of_domain.txt"):
         result = fallback.classify(text, timeout_seconds=30.0)
         assert result.intent not in {"HassTurnOn", "HassTurnOff"}, text
         assert result.intent is None or result.intent in ACTIVE

@@ -17,12 +17,12 @@ import pytest
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
 from satellite.events import Event, UtteranceEnded
-from satellite.nlu.events import IntentRecognized, Transcript
-from satellite.pipeline import Pipeline, build_stages
+from satellite.nlu.events import Transcript
 from satellite.stt.base import SttResult
 from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
 from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
 from tests import synth
+from tests.understand import intents, replay
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
 FLOOR_RMS = 15.0
@@ -35,10 +35,7 @@ def _config(**stt: Any) -> Config:
 
 
 def _run(audio: synth.Float, config: Config) -> tuple[list[Event], Understanding]:
-    stages = build_stages(config, continuous=False)
-    understanding = build_understanding(config, use_llm=False, with_dialogue=False)
-    stages.understanding = understanding
-    return Pipeline(stages).process(synth.to_chunk(audio)), understanding
+    return replay(audio, config, continuous=False)
 
 
 def _with_floor(audio: synth.Float, seed: int = 0) -> synth.Float:
@@ -47,10 +44,6 @@ def _with_floor(audio: synth.Float, seed: int = 0) -> synth.Float:
 
 def _ended(events: list[Event]) -> list[UtteranceEnded]:
     return [e for e in events if isinstance(e, UtteranceEnded)]
-
-
-def _intents(events: list[Event]) -> list[IntentRecognized]:
-    return [e for e in events if isinstance(e, IntentRecognized)]
 
 
 @pytest.mark.parametrize(
@@ -67,7 +60,7 @@ def test_a_whole_command_ends_after_the_short_silence(text: str, voice: str, int
     events, _ = _run(_with_floor(scene.audio), config)
     (ended,) = _ended(events)
     assert ended.reason == EARLY_ENDPOINT_REASON
-    assert [i.intent for i in _intents(events)] == [intent]
+    assert [i.intent for i in intents(events)] == [intent]
     # decided well before the full trailing silence would have passed
     trailing = config.frontend.recorder.trailing_silence_ms / 1000.0
     waited = ended.timestamp_seconds - scene.command_end_seconds
@@ -83,7 +76,7 @@ def test_without_early_endpoint_the_full_silence_ends_it() -> None:
     assert ended.timestamp_seconds - scene.command_end_seconds >= (
         config.frontend.recorder.trailing_silence_ms / 1000.0
     )
-    assert [i.intent for i in _intents(events)] == ["HassTurnOn"]
+    assert [i.intent for i in intents(events)] == ["HassTurnOn"]
 
 
 @pytest.mark.parametrize(
@@ -119,7 +112,7 @@ def test_a_pause_inside_a_command_does_not_cut_it(
     )
     events, understanding = _run(_with_floor(audio), _config())
     (ended,) = _ended(events)
-    (found,) = _intents(events)
+    (found,) = intents(events)
     assert found.intent == intent
     report = understanding.reports[ended.utterance_id]
     assert report.stt is not None and report.stt.text == text
@@ -229,6 +222,6 @@ def test_score_needed_depends_on_the_intent_and_the_room(
     )
     events = understanding._understand(ended)
     (transcript,) = [e for e in events if isinstance(e, Transcript)]
-    (intent,) = _intents(events)
+    (intent,) = intents(events)
     assert transcript.in_grammar is believed
     assert (intent.intent is not None) is believed

@@ -9,10 +9,7 @@ left out here (tests/test_llm.py covers it): what is measured is the grammar pat
 from __future__ import annotations
 
 import dataclasses
-import json
 from functools import cache
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -20,14 +17,13 @@ import pytest
 from satellite.config import Config, ConfigError, validate
 from satellite.errors import SatelliteError
 from satellite.events import Event
-from satellite.nlu.events import IntentRecognized, Transcript
+from satellite.nlu.events import Transcript
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
-from satellite.pipeline import Pipeline, build_stages
 from satellite.understanding import build_understanding
 from tests import synth
+from tests.understand import commands, intents, lines, replay
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
-DATA = Path(__file__).resolve().parent / "data"
 VOICES = [
     ("en-us", 150),
     ("en-gb-x-rp", 180),
@@ -51,20 +47,6 @@ NOT_YET = (
 )
 
 
-def _commands() -> list[tuple[str, str, dict[str, Any]]]:
-    rows = []
-    for line in (DATA / "commands.tsv").read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            text, intent, slots = line.split("\t")
-            rows.append((text, intent, json.loads(slots)))
-    return rows
-
-
-def _out_of_domain() -> list[str]:
-    lines = (DATA / "out_of_domain.txt").read_text(encoding="utf-8").splitlines()
-    return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
-
-
 @cache
 def _config() -> Config:
     return Config()
@@ -73,11 +55,7 @@ def _config() -> Config:
 def _understand(
     audio: synth.Float, config: Config | None = None, continuous: bool = True
 ) -> list[Event]:
-    config = config or _config()
-    stages = build_stages(config, continuous=continuous)
-    stages.understanding = build_understanding(config, use_llm=False, with_dialogue=False)
-    pipeline = Pipeline(stages)
-    return pipeline.process(synth.to_chunk(audio))
+    return replay(audio, config or _config(), continuous)[0]
 
 
 def _scene(text: str, index: int, snr_db: float | None, wake: bool = False) -> synth.Float:
@@ -97,17 +75,13 @@ def _scene(text: str, index: int, snr_db: float | None, wake: bool = False) -> s
     return audio
 
 
-def _intents(events: list[Event]) -> list[IntentRecognized]:
-    return [e for e in events if isinstance(e, IntentRecognized)]
-
-
 @cache
 def _accuracy(snr_db: float | None) -> tuple[float, list[str]]:
-    rows = _commands()
+    rows = commands()
     wrong = []
     for index, (text, intent, slots) in enumerate(rows):
         scene = _scene(text, index, snr_db, wake=True)
-        found = _intents(_understand(scene, continuous=False))
+        found = intents(_understand(scene, continuous=False))
         ok = (
             bool(found)
             and found[0].intent == intent
@@ -119,7 +93,7 @@ def _accuracy(snr_db: float | None) -> tuple[float, list[str]]:
 
 
 def test_the_command_set() -> None:
-    rows = _commands()
+    rows = commands()
     assert len(rows) >= 60
     assert {
         "CallForHelp",
@@ -136,7 +110,7 @@ def test_the_command_set() -> None:
         "HassStartTimer",
         "HassNevermind",
     } <= {intent for _, intent, _ in rows}
-    assert len(_out_of_domain()) >= 40
+    assert len(lines("out_of_domain.txt")) >= 40
 
 
 def test_intent_accuracy_clean_does_not_regress() -> None:
@@ -164,26 +138,26 @@ def test_intent_accuracy_at_10_db_target() -> None:
 def test_out_of_domain_is_rejected_and_switches_nothing() -> None:
     rejected = 0
     actions = []
-    for index, text in enumerate(_out_of_domain()):
+    for index, text in enumerate(lines("out_of_domain.txt")):
         events = _understand(_scene(text, index, None))
         transcripts = [e for e in events if isinstance(e, Transcript)]
         rejected += all(not t.in_grammar for t in transcripts)
-        actions += [(text, e.intent) for e in _intents(events) if e.intent in DEVICE_ACTION_INTENTS]
+        actions += [(text, e.intent) for e in intents(events) if e.intent in DEVICE_ACTION_INTENTS]
     assert actions == []
-    assert rejected / len(_out_of_domain()) >= REJECTION
+    assert rejected / len(lines("out_of_domain.txt")) >= REJECTION
 
 
 def test_noise_alone_gives_nothing() -> None:
     audio = synth.white_noise(10.0, 800.0, seed=4)
     events = _understand(audio)
-    assert _intents(events) == []
+    assert intents(events) == []
 
 
 def test_bad_input_gives_a_clear_answer_not_an_exception() -> None:
     assert _understand(synth.silence(0.0)) == []
-    assert _intents(_understand(synth.silence(3.0))) == []
+    assert intents(_understand(synth.silence(3.0))) == []
     clipped = np.clip(_scene("turn on the kitchen light", 0, None) * 40, -32768, 32767)
-    for event in _intents(_understand(clipped)):  # no other device may be switched
+    for event in intents(_understand(clipped)):  # no other device may be switched
         assert event.intent not in DEVICE_ACTION_INTENTS - {"HassTurnOn"}
     babble = " ".join(["and then we walked along the river and talked about the old days"] * 18)
     long_speech = np.concatenate(
@@ -191,7 +165,7 @@ def test_bad_input_gives_a_clear_answer_not_an_exception() -> None:
     )
     assert len(long_speech) / synth.RATE > 55
     events = _understand(long_speech)
-    assert all(e.intent not in DEVICE_ACTION_INTENTS for e in _intents(events))
+    assert all(e.intent not in DEVICE_ACTION_INTENTS for e in intents(events))
 
 
 def test_unknown_language_is_a_config_error() -> None:
