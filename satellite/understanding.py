@@ -12,7 +12,6 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from .nlu.intents import DEVICE_ACTION_INTENTS
 from .nlu.llm import LlmFallback
 from .nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
-from .stt.base import SpeechRecognizer, SttResult
+from .stt.base import SpeechRecognizer, SttResult, confidence
 from .stt.hearing import MicHistory, hear_denoised
 from .stt.lexicon import pocketsphinx_model_dir
 from .stt.sphinx import OpenTranscriber
@@ -82,6 +81,8 @@ class Understanding:
         self._pending: dict[str, concurrent.futures.Future[IntentResult]] = {}
         self._checked_silence = False
         self._listening = False
+        #: The last grammar result the templates read, and what they made of it.
+        self._last_read: tuple[SttResult, IntentResult] | None = None
 
     def observe(
         self,
@@ -125,7 +126,7 @@ class Understanding:
             )
             frames = [mic.get(f, self.denoised) for f in frames]
             if not recorder.continuous:
-                context = mic.before(first, CONTEXT_SECONDS, self.denoised)
+                context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
         self.recognizer.start(first, context)
         for past in frames:
             self.recognizer.process(past)
@@ -149,7 +150,7 @@ class Understanding:
         heard = self.recognizer.pause()
         if (
             heard is None
-            or not self._trusted(heard, self.templates.recognize(heard.text))
+            or not self._trusted(heard, self._read(heard))
             or not _words_in_speech(heard, frame.end_seconds - silence)
         ):
             return []
@@ -164,7 +165,7 @@ class Understanding:
         stt = self.recognizer.finish()
         report.timings_ms["stt_finish"] = _ms_since(started)
         started = time.perf_counter()
-        result = self.templates.recognize(stt.text) if stt.in_grammar else IntentResult(None)
+        result = self._read(stt)
         report.timings_ms["nlu"] = _ms_since(started)
         trusted = self._trusted(stt, result)
         stt = dataclasses.replace(stt, in_grammar=trusted, confidence=self._confidence(stt, result))
@@ -198,6 +199,17 @@ class Understanding:
             utterance.utterance_id, IntentResult(None, text=stt.text), now
         )
 
+    def _read(self, stt: SttResult) -> IntentResult:
+        """What the templates make of a grammar result; a result read at the pause that
+        ended the utterance is not read again at its end."""
+        if not stt.in_grammar:
+            return IntentResult(None)
+        if self._last_read is not None and self._last_read[0] is stt:
+            return self._last_read[1]
+        result = self.templates.recognize(stt.text)
+        self._last_read = (stt, result)
+        return result
+
     def _needed_score(self, result: IntentResult) -> float:
         """The grammar-vs-phone-loop score an intent needs to be believed.
 
@@ -225,8 +237,7 @@ class Understanding:
     def _confidence(self, stt: SttResult, result: IntentResult) -> float:
         if stt.score_per_frame is None:
             return stt.confidence
-        margin = stt.score_per_frame - self._needed_score(result)
-        return round(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, margin / 4.0)))), 4)
+        return confidence(stt.score_per_frame - self._needed_score(result))
 
     def _fallback(self, audio: AudioChunk, report: UtteranceReport) -> IntentResult:
         """In the worker: free transcription, then the LLM (no timeout: we are in it)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -15,6 +16,11 @@ class WordTiming:
     word: str
     start_seconds: float
     end_seconds: float
+
+
+def confidence(margin: float) -> float:
+    """0-1 from how far a per-frame score lies above the score needed (0.5 at the need)."""
+    return round(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, margin / 4.0)))), 4)
 
 
 @dataclass(frozen=True, slots=True)

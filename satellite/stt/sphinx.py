@@ -10,7 +10,6 @@ commands score close to the phone loop, prose far below it (see FIELD-NOTES).
 from __future__ import annotations
 
 import logging
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from ..audio.chunk import FRAME_MS, AudioChunk
 from ..config import SttSettings
 from ..errors import MissingDependencyError
-from .base import SttResult, WordTiming
+from .base import SttResult, WordTiming, confidence
 from .grammar import Grammar
 
 _LOGGER = logging.getLogger(__name__)
@@ -149,12 +148,9 @@ class PocketSphinxRecognizer:
         ratio = self._score_ratio(hyp)
         complete = bool(text) and self.grammar.accepts(text.split())
         in_grammar = complete and ratio is not None and ratio >= self.settings.rejection_threshold
-        confidence = (
-            0.0 if ratio is None else _sigmoid((ratio - self.settings.rejection_threshold) / 4.0)
-        )
         return SttResult(
             text,
-            round(confidence, 4),
+            0.0 if ratio is None else confidence(ratio - self.settings.rejection_threshold),
             words,
             in_grammar,
             None if ratio is None else round(ratio, 3),
@@ -212,7 +208,3 @@ class OpenTranscriber:
         self._decoder.end_utt()
         hyp = self._decoder.hyp()
         return hyp.hypstr.strip() if hyp and hyp.hypstr else ""
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))
