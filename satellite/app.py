@@ -259,11 +259,7 @@ def add_run_command(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     config = load(args.config)
-    logging.basicConfig(
-        level=config.logging.level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    config.logging.apply()
     settings = mqtt_settings(config)
     synthesizer = make_engine(tts_settings(config))
     inbox: queue.Queue[Command] = queue.Queue(INBOX_SIZE)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -102,11 +101,7 @@ def _models(args: argparse.Namespace) -> int:
 
 def _listen(args: argparse.Namespace) -> int:
     config = _load_config(args.config)
-    logging.basicConfig(
-        level=config.logging.level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    config.logging.apply()
     spec = args.input or config.audio.input
     print(f"listening on {spec} for {', '.join(config.frontend.wake.models)}", file=sys.stderr)
     pipeline = Pipeline.from_config(config)

@@ -8,6 +8,8 @@ plus a validator per field, so a default lives in exactly one place.
 from __future__ import annotations
 
 import dataclasses
+import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -347,6 +349,14 @@ class LoggingSettings(_Section):
     """Logging."""
 
     level: str = _opt("INFO", _choice(LOG_LEVELS), "DEBUG, INFO, WARNING or ERROR")
+
+    def apply(self) -> None:
+        """Log to standard error at this level (the command-line programs' set-up)."""
+        logging.basicConfig(
+            level=self.level,
+            stream=sys.stderr,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import time
 from pathlib import Path
@@ -58,11 +57,7 @@ def report_dict(report: UtteranceReport) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Replay the input through the front end and understanding; print each utterance."""
     config = load(args.config) if args.config else Config()
-    logging.basicConfig(
-        level=config.logging.level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    config.logging.apply()
     print(f"loading models for {config.satellite.language} ...", file=sys.stderr)
     stages = build_stages(config, continuous=True)
     understanding = build_understanding(config, use_llm=not args.no_llm, with_dialogue=False)

@@ -62,11 +62,7 @@ def settings_from(config: Config) -> ProsodySettings:
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     config = load(args.config) if args.config is not None else Config()
-    logging.basicConfig(
-        level=config.logging.level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    config.logging.apply()
     settings = settings_from(config)
     if args.state is not None:
         settings = _with_state(settings, args.state)

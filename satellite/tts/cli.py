@@ -54,11 +54,7 @@ def settings_from(config: Config) -> tuple[TtsSettings, PlayerSettings]:
 def run_say(args: argparse.Namespace) -> int:
     """Speak ``args.text``; return the exit code."""
     config = load(args.config) if args.config is not None else Config()
-    logging.basicConfig(
-        level=config.logging.level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    config.logging.apply()
     tts, player_settings = settings_from(config)
     if args.engine is not None:
         tts = dataclasses.replace(tts, engine=args.engine, voice=None)
