@@ -268,12 +268,17 @@ class SttSettings(_Section):
         None, _optional(_pattern(r".+", "a path")), "Model for faster_whisper, whisper_cpp or vosk"
     )
     rejection_threshold: float = _opt(
-        -24.0,
+        -34.0,
         _number(-100.0, 50.0),
         "Per-frame grammar vs phone-loop score below which speech is out of domain (-100 to 50)",
     )
+    word_weight: float = _opt(
+        0.25,
+        _number(0.0, 5.0),
+        "Weight of the second-worst word's score in the utterance score (0-5; 0 = off)",
+    )
     device_margin: float = _opt(
-        5.0,
+        8.0,
         _number(0.0, 50.0),
         "How much more score a device action needs than other intents (0-50)",
     )

@@ -42,8 +42,14 @@ def report_dict(report: UtteranceReport) -> dict[str, Any]:
         "end_reason": report.reason,
         "transcript": stt.text if stt else "",
         "in_grammar": bool(stt and stt.in_grammar),
+        "score_per_frame": stt.score_per_frame if stt else None,
         "words": [
-            {"word": w.word, "start_seconds": w.start_seconds, "end_seconds": w.end_seconds}
+            {
+                "word": w.word,
+                "start_seconds": w.start_seconds,
+                "end_seconds": w.end_seconds,
+                "score": w.score,
+            }
             for w in (stt.words if stt else ())
         ],
         "intent": intent.intent if intent else None,

@@ -36,14 +36,14 @@ VOICES = [
 CLEAN_ACCURACY = 0.95
 NOISY_ACCURACY = 0.85
 REJECTION = 0.90
-#: What the grammar path reaches today (measured 0.855 clean, 0.613 at 10 dB, with early
-#: endpointing and the device and loud-room margins): the floor below which a change is
-#: a regression. The targets above are not met yet (issue 3).
+#: What the grammar path reaches today (measured 0.855 clean, 0.661 at 10 dB, with early
+#: endpointing, the word-level score and the device and loud-room margins): the floor
+#: below which a change is a regression. The targets above are not met yet (issue 3).
 CLEAN_FLOOR = 0.80
-NOISY_FLOOR = 0.50
+NOISY_FLOOR = 0.55
 NOT_YET = (
     "issue 3 target not met yet: pocketsphinx en-us on eSpeak voices measured 0.855 clean, "
-    "0.613 at 10 dB white noise"
+    "0.661 at 10 dB white noise"
 )
 
 
@@ -135,11 +135,20 @@ def test_intent_accuracy_at_10_db_target() -> None:
     assert accuracy >= NOISY_ACCURACY, wrong
 
 
-def test_out_of_domain_is_rejected_and_switches_nothing() -> None:
+@pytest.mark.parametrize(
+    ("wake", "snr_db"),
+    [(False, None), (True, None), (True, 10.0)],
+    ids=["continuous", "after-the-wake-word", "after-the-wake-word-at-10-db"],
+)
+def test_out_of_domain_is_rejected_and_switches_nothing(wake: bool, snr_db: float | None) -> None:
+    """Heard after the wake word the recognizer starts from the wake word's cepstral
+    mean and out-of-domain speech fits the grammar better than when heard cold: the
+    word-level score keeps it out (before it, 4 of 40 were accepted, one as a device
+    action)."""
     rejected = 0
     actions = []
     for index, text in enumerate(lines("out_of_domain.txt")):
-        events = _understand(_scene(text, index, None))
+        events = _understand(_scene(text, index, snr_db, wake), continuous=not wake)
         transcripts = [e for e in events if isinstance(e, Transcript)]
         rejected += all(not t.in_grammar for t in transcripts)
         actions += [(text, e.intent) for e in intents(events) if e.intent in DEVICE_ACTION_INTENTS]

@@ -11,11 +11,13 @@ from ..audio.chunk import AudioChunk
 
 @dataclass(frozen=True, slots=True)
 class WordTiming:
-    """One recognised word with its time span, seconds from the start of input."""
+    """One recognised word with its time span, seconds from the start of input, and how
+    well it fits against a free phone loop per 10 ms frame (engines that can tell)."""
 
     word: str
     start_seconds: float
     end_seconds: float
+    score: float | None = None
 
 
 def confidence(margin: float) -> float:
@@ -35,6 +37,8 @@ class SttResult:
     confidence: float
     words: tuple[WordTiming, ...] = field(default=())
     in_grammar: bool = True
+    #: How well the speech fits the closed domain (engines that can tell): the
+    #: per-frame score rejection is decided on.
     score_per_frame: float | None = None
 
 

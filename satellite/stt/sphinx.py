@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,16 +146,32 @@ class PocketSphinxRecognizer:
         hyp = self._grammar.hyp()
         text = hyp.hypstr.strip() if hyp and hyp.hypstr else ""
         words = tuple(self._words())
-        ratio = self._score_ratio(hyp)
+        score = self._utterance_score(self._score_ratio(hyp), words)
         complete = bool(text) and self.grammar.accepts(text.split())
-        in_grammar = complete and ratio is not None and ratio >= self.settings.rejection_threshold
+        in_grammar = complete and score is not None and score >= self.settings.rejection_threshold
         return SttResult(
             text,
-            0.0 if ratio is None else confidence(ratio - self.settings.rejection_threshold),
+            0.0 if score is None else confidence(score - self.settings.rejection_threshold),
             words,
             in_grammar,
-            None if ratio is None else round(ratio, 3),
+            None if score is None else round(score, 3),
         )
+
+    def _utterance_score(self, ratio: float | None, words: tuple[WordTiming, ...]) -> float | None:
+        """The per-frame ratio of the whole utterance, plus ``word_weight`` times that of
+        its second-worst word.
+
+        Speech from outside the domain forced into the grammar leaves several words that
+        fit far worse than the phone loop; over the whole utterance they are diluted by
+        the words that fit and by the silence around them. The second-worst word, not the
+        worst: one short word can fit badly in a good command.
+        """
+        if ratio is None:
+            return None
+        scores = sorted(w.score for w in words if w.score is not None)
+        if not scores or not self.settings.word_weight:
+            return ratio
+        return ratio + self.settings.word_weight * scores[min(1, len(scores) - 1)]
 
     def reset(self) -> None:
         if self._active:
@@ -177,8 +194,12 @@ class PocketSphinxRecognizer:
         return float(grammar_score - phone_score) / self._frames
 
     def _words(self) -> list[WordTiming]:
+        phones = [
+            (seg.start_frame, seg.end_frame, _log(self._phones, seg.ascore))
+            for seg in self._phones.seg() or ()
+        ]
         out = []
-        for seg in self._grammar.seg():
+        for seg in self._grammar.seg() or ():
             if not seg.word or seg.word in _FILLERS or seg.word.startswith(("[", "(")):
                 continue
             out.append(
@@ -186,9 +207,38 @@ class PocketSphinxRecognizer:
                     seg.word.split("(")[0],
                     round(self._start_seconds + seg.start_frame * _FRAME_SECONDS, 3),
                     round(self._start_seconds + (seg.end_frame + 1) * _FRAME_SECONDS, 3),
+                    _word_score(
+                        seg.start_frame, seg.end_frame, _log(self._grammar, seg.ascore), phones
+                    ),
                 )
             )
         return out
+
+
+def _log(decoder: Any, probability: float) -> float | None:
+    """A score the Python API hands back as ``logmath.exp(int)``, in the log domain."""
+    try:
+        return float(decoder.logmath.log(probability))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _word_score(
+    start: int, end: int, grammar: float | None, phones: Sequence[tuple[int, int, float | None]]
+) -> float | None:
+    """A word's acoustic score in the grammar search against the phone loop's over the
+    same frames, per frame (a phone only partly inside the word counts pro rata)."""
+    if grammar is None:
+        return None
+    loop = 0.0
+    for phone_start, phone_end, score in phones:
+        overlap = min(end, phone_end) - max(start, phone_start) + 1
+        if overlap <= 0:
+            continue
+        if score is None:
+            return None
+        loop += score * overlap / (phone_end - phone_start + 1)
+    return round((grammar - loop) / (end - start + 1), 3)
 
 
 class OpenTranscriber:
