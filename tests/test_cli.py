@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from satellite.audio.wav import read_wav
+from tests.cli_support import REPO, run_command
 from tests.conftest import AlsaFiles
 
-REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "satellite" / "data" / "sample.wav"
 EXPECTED_TYPES = [
     "wake_detected",
@@ -26,17 +22,7 @@ EXPECTED_TYPES = [
 
 
 def _listen(*args: str, stdin: bytes | None = None) -> tuple[int, list[dict[str, Any]], str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "satellite", "listen", *args],
-        input=stdin,
-        capture_output=True,
-        check=False,
-        env=os.environ.copy(),
-        cwd=REPO,
-        timeout=120,
-    )
-    lines = [json.loads(line) for line in proc.stdout.decode().splitlines() if line.strip()]
-    return proc.returncode, lines, proc.stderr.decode()
+    return run_command("listen", *args, stdin=stdin)
 
 
 def _check_sample_events(events: list[dict[str, Any]]) -> None:

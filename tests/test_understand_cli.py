@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,22 +11,13 @@ import pytest
 from satellite.audio.wav import write_wav
 from satellite.config import Config
 from tests import synth
+from tests.cli_support import run_command
 
-REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.usefixtures("need_espeak")
 
 
 def _understand(*args: str) -> tuple[int, list[dict[str, Any]], str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "satellite", "understand", *args],
-        capture_output=True,
-        check=False,
-        env=os.environ.copy(),
-        cwd=REPO,
-        timeout=300,
-    )
-    lines = [json.loads(line) for line in proc.stdout.decode().splitlines() if line.strip()]
-    return proc.returncode, lines, proc.stderr.decode()
+    return run_command("understand", *args, timeout=300.0)
 
 
 def test_one_json_object_per_utterance_with_words_intent_and_timings(tmp_path: Path) -> None:
