@@ -3,9 +3,11 @@
 HA publishes its exposed entity names and areas, retained, on ``slots``. They replace the
 configured ``nlu.entities`` and ``nlu.areas`` (``merge_slots``): the grammar and the
 templates are built again for them. Compiling the grammar and loading the decoders takes
-seconds (about 1.6 s on one x86 core for the default intents), so it runs in a worker
-thread; the frame loop picks the result up in ``poll`` and swaps it in between
-utterances (``Understanding.replace_recognizer``). A build that fails is logged and the
+most of a second (0.7 s on one x86 core for the default intents, bench/slot_rebuild.py),
+so it runs in a worker thread; the frame loop picks the result up in ``poll`` and swaps
+it in between utterances (``Understanding.replace_recognizer``). Through the GIL the
+build delays a few frames by 50-120 ms (the decoders load in C without letting go of
+it); the capture queue holds the audio meanwhile. A build that fails is logged and the
 old grammar stays in use.
 """
 
