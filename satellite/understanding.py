@@ -27,7 +27,7 @@ from .nlu.llm import LlmFallback
 from .nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
 from .stt.base import SpeechRecognizer, SttResult, confidence
-from .stt.hearing import MicHistory, hear_denoised
+from .stt.hearing import MicHistory, hear_denoised, snr_db
 from .stt.lexicon import pocketsphinx_model_dir
 from .stt.sphinx import OpenTranscriber
 
@@ -37,6 +37,11 @@ EARLY_ENDPOINT_REASON = "early_endpoint"
 WORD_IN_SPEECH_SECONDS = 0.05
 #: Audio before the command (the wake word) the recognizer adapts to, s.
 CONTEXT_SECONDS = 1.5
+#: At most this much of an utterance's microphone audio judges the room's loudness
+#: again when it is decided, s.
+LOUDNESS_SECONDS = 3.0
+#: How long before the frame that started an utterance its speech began, at most, s.
+SPEECH_ONSET_SECONDS = 0.1
 
 
 @dataclass(slots=True)
@@ -73,8 +78,16 @@ class Understanding:
         self.dialogue = dialogue
         self.settings = settings or SttSettings()
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
-        #: Whether the utterance in progress is heard denoised (a loud room).
+        #: Whether the utterance in progress is heard denoised (a loud room at its start).
         self.denoised = False
+        #: Whether the room is loud: judged at the start, and again over the last seconds
+        #: of microphone audio when the utterance is decided (the noise may have come up,
+        #: or the wake word been louder than the command).
+        self.loud = False
+        self._mic: MicHistory | None = None
+        self._speech_seconds = 0.0
+        self._first_seconds = 0.0
+        self._with_context = False
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
         self.reports: dict[str, UtteranceReport] = {}
@@ -116,6 +129,11 @@ class Understanding:
         first = frames[0].timestamp_seconds if frames else frame.timestamp_seconds
         context = None
         self.denoised = False
+        self._mic = mic
+        self._first_seconds = first
+        self._with_context = not recorder.continuous
+        # from where the speech was heard (the pre-roll may hold the wake word's end)
+        self._speech_seconds = frame.timestamp_seconds - SPEECH_ONSET_SECONDS
         if mic is not None:
             before = mic.before(first, CONTEXT_SECONDS)
             heard = b"".join(mic.get(f).samples for f in frames)
@@ -127,6 +145,7 @@ class Understanding:
             frames = [mic.get(f, self.denoised) for f in frames]
             if not recorder.continuous:
                 context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
+        self.loud = self.denoised
         self.recognizer.start(first, context)
         for past in frames:
             self.recognizer.process(past)
@@ -147,6 +166,7 @@ class Understanding:
         ):
             return []
         self._checked_silence = True
+        self._judge_loudness(frame.end_seconds)
         heard = self.recognizer.pause()
         if (
             heard is None
@@ -162,6 +182,7 @@ class Understanding:
         )
         self.reports[utterance.utterance_id] = report
         started = time.perf_counter()
+        self._judge_loudness(utterance.timestamp_seconds)
         stt = self.recognizer.finish()
         report.timings_ms["stt_finish"] = _ms_since(started)
         started = time.perf_counter()
@@ -210,15 +231,44 @@ class Understanding:
         self._last_read = (stt, result)
         return result
 
+    def _judge_loudness(self, now_seconds: float) -> None:
+        """A room judged quiet at the start may prove loud over the utterance itself:
+        the noise came up, or the wake word was louder than the command. Then a search
+        that heard the raw microphone hears the utterance again, denoised (in ``auto``)."""
+        if self.loud or self._mic is None:
+            return
+        span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds)
+        heard = self._mic.before(now_seconds + 1e-3, span)
+        if heard is None or snr_db(heard.samples) >= self.settings.denoise_below_db:
+            return
+        self.loud = True
+        if self.settings.hearing == "auto" and not self.denoised:
+            self._hear_again_denoised(now_seconds)
+
+    def _hear_again_denoised(self, now_seconds: float) -> None:
+        """Search the utterance so far again, denoised (when the microphone history still
+        holds all of it)."""
+        assert self._mic is not None
+        frames = self._mic.frames(self._first_seconds, now_seconds + 1e-3, denoised=True)
+        if not frames or frames[0].timestamp_seconds > self._first_seconds + 1e-3:
+            return
+        context = None
+        if self._with_context:
+            context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised=True)
+        self.denoised = True
+        self.recognizer.start(self._first_seconds, context)
+        for frame in frames:
+            self.recognizer.process(frame)
+
     def _needed_score(self, result: IntentResult) -> float:
         """The grammar-vs-phone-loop score an intent needs to be believed.
 
         Noise raises the score of every utterance, in domain or not, so a loud room
-        (heard denoised) asks more; a device action heard wrongly does something in the
+        (``loud``) asks more; a device action heard wrongly does something in the
         home, so it asks more than a question or a call for help.
         """
         need = self.settings.rejection_threshold
-        if self.denoised:
+        if self.loud:
             need += self.settings.loud_shift
         if result.intent in DEVICE_ACTION_INTENTS:
             need += self.settings.device_margin

@@ -18,6 +18,7 @@ from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
 from satellite.events import Event, UtteranceEnded
 from satellite.nlu.events import Transcript
+from satellite.pipeline import Pipeline, build_stages
 from satellite.stt.base import SttResult
 from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
 from satellite.stt.sphinx import _word_score
@@ -131,6 +132,44 @@ def test_a_loud_room_is_heard_denoised_and_a_quiet_one_raw() -> None:
     assert understanding.denoised is False
 
 
+def _noise_after_the_wake_word(text: str, snr_db: float) -> synth.Float:
+    """A quiet room while the wake word is said, then noise at ``snr_db`` to the command."""
+    scene = synth.wake_scene(text, "en-us", 160, tail_seconds=1.2)
+    audio = _with_floor(scene.audio)
+    start, end = (round(t * synth.RATE) for t in scene.command_span)
+    onset = start - round(0.2 * synth.RATE)
+    command = audio[start:end]
+    silent = np.zeros(len(audio) - onset, dtype=np.float32)
+    noise = synth.add_noise(silent, snr_db, seed=5, reference=command)
+    audio[onset:] += noise
+    return audio
+
+
+def test_a_room_that_proves_loud_is_heard_again_denoised() -> None:
+    """Judged quiet from the wake word, the room is loud by the end of the command: the
+    command is searched again, denoised, and needs the loud room's score."""
+    audio = _noise_after_the_wake_word("what time is it", 8.0)
+    stages = build_stages(_config(), continuous=False)
+    understanding = build_understanding(_config(), use_llm=False, with_dialogue=False)
+    stages.understanding = understanding
+    searches: list[float] = []
+    start = understanding.recognizer.start
+
+    def spied(seconds: float, context: AudioChunk | None = None) -> None:
+        searches.append(seconds)  # a spy: the real search runs
+        start(seconds, context)
+
+    setattr(understanding.recognizer, "start", spied)  # noqa: B010
+    events = Pipeline(stages).process(synth.to_chunk(audio))
+    assert understanding.loud is True and understanding.denoised is True
+    assert len(searches) == 2 and searches[0] == searches[1]  # the same audio, again
+    assert len([e for e in events if isinstance(e, Transcript)]) == 1
+    _, understanding = _run(audio, _config(hearing="raw"))
+    assert understanding.loud is True and understanding.denoised is False  # as configured
+    _, understanding = _run(_with_floor(synth.wake_scene("what time is it").audio), _config())
+    assert understanding.loud is False and understanding.denoised is False
+
+
 def test_snr_estimate_follows_the_mix() -> None:
     # what the satellite weighs: the wake word with the pauses around it, and the
     # command's first syllables
@@ -212,7 +251,7 @@ def test_score_needed_depends_on_the_intent_and_the_room(
     config = Config()
     base = build_understanding(config, use_llm=False, with_dialogue=False)
     understanding = Understanding(_Scored(text, score), base.templates, settings=config.stt)
-    understanding.denoised = loud
+    understanding.loud = loud
     ended = UtteranceEnded(
         timestamp_seconds=1.0,
         utterance_id="u1",

@@ -23,9 +23,10 @@ _QUIET_SHARE = 0.3
 
 
 class MicHistory:
-    """The last few seconds of 10 ms microphone frames, raw and denoised, by timestamp."""
+    """The last seconds of 10 ms microphone frames, raw and denoised, by timestamp (enough
+    to hear a command again, denoised, when the room proves loud)."""
 
-    def __init__(self, seconds: float = 3.0) -> None:
+    def __init__(self, seconds: float = 10.0) -> None:
         self._raw: dict[float, AudioChunk] = {}
         self._denoised: dict[float, AudioChunk] = {}
         self._order: collections.deque[float] = collections.deque()
@@ -45,6 +46,11 @@ class MicHistory:
         """The frame behind a processed one (the processed one itself if it is gone)."""
         frames = self._denoised if denoised else self._raw
         return frames.get(_key(processed), processed)
+
+    def frames(self, start: float, end: float, denoised: bool = False) -> list[AudioChunk]:
+        """The 10 ms frames that start from ``start`` and before ``end``, in order."""
+        frames = self._denoised if denoised else self._raw
+        return [frames[k] for k in self._order if start - 1e-6 <= k < end]
 
     def before(
         self, seconds: float, span_seconds: float, denoised: bool = False
