@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,3 +59,10 @@ def need_espeak() -> None:
     """Skip when Debian's espeak-ng program is missing (scripts/bootstrap.sh installs it)."""
     if not synth.have_espeak():
         pytest.skip("espeak-ng is not installed: run scripts/bootstrap.sh")
+
+
+@pytest.fixture(scope="session")
+def need_flite() -> None:
+    """Skip when Debian's flite program is missing (scripts/bootstrap.sh installs it)."""
+    if shutil.which("flite") is None:
+        pytest.skip("flite is not installed: run scripts/bootstrap.sh")

@@ -41,6 +41,11 @@ REJECTION = 0.90
 #: below which a change is a regression. The targets above are not met yet (issue 3).
 CLEAN_FLOOR = 0.80
 NOISY_FLOOR = 0.55
+#: Commands spoken by flite (a second synthesiser, four voices the thresholds were not
+#: tuned on) after an eSpeak wake word: measured 61/62 clean; out-of-domain speech 35/40
+#: rejected (the 0.90 target is not met for these voices), none a device action.
+FLITE_VOICES = ("kal16", "slt", "rms", "awb")
+FLITE_REJECTION_FLOOR = 0.85
 NOT_YET = (
     "issue 3 target not met yet: pocketsphinx en-us on eSpeak voices measured 0.855 clean, "
     "0.661 at 10 dB white noise"
@@ -90,6 +95,42 @@ def _accuracy(snr_db: float | None) -> tuple[float, list[str]]:
         if not ok:
             wrong.append(f"{text!r} -> {[(f.intent, f.slots, f.text) for f in found]}")
     return 1 - len(wrong) / len(rows), wrong
+
+
+def _flite_scene(text: str, index: int) -> synth.Float:
+    wake = synth.espeak("okay nabu", VOICES[index % len(VOICES)][0], 150)
+    command = synth.flite(text, FLITE_VOICES[index % len(FLITE_VOICES)])
+    audio = np.concatenate(
+        [synth.silence(0.8), wake, synth.silence(0.45), command, synth.silence(1.2)]
+    )
+    return audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=index)
+
+
+@pytest.mark.usefixtures("need_flite")
+def test_intent_accuracy_clean_with_a_second_synthesiser() -> None:
+    rows = commands()
+    wrong = []
+    for index, (text, intent, slots) in enumerate(rows):
+        found = intents(_understand(_flite_scene(text, index), continuous=False))
+        if not (
+            found
+            and found[0].intent == intent
+            and all(found[0].slots.get(k) == v for k, v in slots.items())
+        ):
+            wrong.append(f"{text!r} -> {[(f.intent, f.slots, f.text) for f in found]}")
+    assert 1 - len(wrong) / len(rows) >= CLEAN_ACCURACY, wrong
+
+
+@pytest.mark.usefixtures("need_flite")
+def test_out_of_domain_in_a_second_synthesiser_switches_nothing() -> None:
+    rejected = 0
+    actions = []
+    for index, text in enumerate(lines("out_of_domain.txt")):
+        events = _understand(_flite_scene(text, index), continuous=False)
+        rejected += all(not e.in_grammar for e in events if isinstance(e, Transcript))
+        actions += [(text, e.intent) for e in intents(events) if e.intent in DEVICE_ACTION_INTENTS]
+    assert actions == []
+    assert rejected / len(lines("out_of_domain.txt")) >= FLITE_REJECTION_FLOOR
 
 
 def test_the_command_set() -> None:
