@@ -97,13 +97,16 @@ def _accuracy(snr_db: float | None) -> tuple[float, list[str]]:
     return 1 - len(wrong) / len(rows), wrong
 
 
-def _flite_scene(text: str, index: int) -> synth.Float:
+def _flite_scene(text: str, index: int, snr_db: float | None = None) -> synth.Float:
     wake = synth.espeak("okay nabu", VOICES[index % len(VOICES)][0], 150)
     command = synth.flite(text, FLITE_VOICES[index % len(FLITE_VOICES)])
     audio = np.concatenate(
         [synth.silence(0.8), wake, synth.silence(0.45), command, synth.silence(1.2)]
     )
-    return audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=index)
+    audio = audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=index)
+    if snr_db is not None:
+        audio = synth.add_noise(audio, snr_db, seed=100 + index, reference=command)
+    return audio
 
 
 @pytest.mark.usefixtures("need_flite")
@@ -122,15 +125,20 @@ def test_intent_accuracy_clean_with_a_second_synthesiser() -> None:
 
 
 @pytest.mark.usefixtures("need_flite")
-def test_out_of_domain_in_a_second_synthesiser_switches_nothing() -> None:
+@pytest.mark.parametrize("snr_db", [None, 10.0], ids=["clean", "10-db"])
+def test_out_of_domain_in_a_second_synthesiser_switches_nothing(snr_db: float | None) -> None:
+    """At 10 dB the quiet flite voice (kal16) is 8 dB below the eSpeak wake word: the room
+    is judged quiet from the wake word and proves loud over the command, which is then
+    heard again denoised (before that, 4 of 40 became device actions)."""
     rejected = 0
     actions = []
     for index, text in enumerate(lines("out_of_domain.txt")):
-        events = _understand(_flite_scene(text, index), continuous=False)
+        events = _understand(_flite_scene(text, index, snr_db), continuous=False)
         rejected += all(not e.in_grammar for e in events if isinstance(e, Transcript))
         actions += [(text, e.intent) for e in intents(events) if e.intent in DEVICE_ACTION_INTENTS]
     assert actions == []
-    assert rejected / len(lines("out_of_domain.txt")) >= FLITE_REJECTION_FLOOR
+    if snr_db is None:
+        assert rejected / len(lines("out_of_domain.txt")) >= FLITE_REJECTION_FLOOR
 
 
 def test_the_command_set() -> None:
