@@ -285,7 +285,7 @@ class SttSettings(_Section):
     loud_shift: float = _opt(
         8.0,
         _number(0.0, 50.0),
-        "How much more score every intent needs in a loud room (heard denoised) (0-50)",
+        "How much more score every intent needs in a loud room (0-50)",
     )
     early_endpoint_ms: int = _opt(
         250, _integer(0, 2000, " ms"), "Trailing silence that ends a complete command, ms; 0 = off"

@@ -146,9 +146,7 @@ class Understanding:
             if not recorder.continuous:
                 context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
         self.loud = self.denoised
-        self.recognizer.start(first, context)
-        for past in frames:
-            self.recognizer.process(past)
+        self._search(first, frames, context)
         self._listening = True
         self._checked_silence = False
 
@@ -256,7 +254,11 @@ class Understanding:
         if self._with_context:
             context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised=True)
         self.denoised = True
-        self.recognizer.start(self._first_seconds, context)
+        self._search(self._first_seconds, frames, context)
+
+    def _search(self, first: float, frames: list[AudioChunk], context: AudioChunk | None) -> None:
+        """Start a search at ``first`` and feed it the frames heard since."""
+        self.recognizer.start(first, context)
         for frame in frames:
             self.recognizer.process(frame)
 

@@ -186,12 +186,11 @@ class PocketSphinxRecognizer:
         phones = self._phones.hyp()
         if not hyp or not phones or not self._frames:
             return None
-        try:
-            grammar_score = self._grammar.logmath.log(hyp.score)
-            phone_score = self._phones.logmath.log(phones.score)
-        except (ValueError, OverflowError):
+        grammar_score = _log(self._grammar, hyp.score)
+        phone_score = _log(self._phones, phones.score)
+        if grammar_score is None or phone_score is None:
             return None
-        return float(grammar_score - phone_score) / self._frames
+        return (grammar_score - phone_score) / self._frames
 
     def _words(self) -> list[WordTiming]:
         phones = [
