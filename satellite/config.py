@@ -287,6 +287,11 @@ class SttSettings(_Section):
         _number(0.0, 50.0),
         "How much more score every intent needs in a loud room (0-50)",
     )
+    agree_when_loud: bool = _opt(
+        True,
+        _boolean,
+        "In a loud room a device action needs the raw and the denoised hearing to agree",
+    )
     early_endpoint_ms: int = _opt(
         250, _integer(0, 2000, " ms"), "Trailing silence that ends a complete command, ms; 0 = off"
     )

@@ -36,8 +36,9 @@ VOICES = [
 CLEAN_ACCURACY = 0.95
 NOISY_ACCURACY = 0.85
 REJECTION = 0.90
-#: What the grammar path reaches today (measured 0.855 clean, 0.661 at 10 dB, with early
-#: endpointing, the word-level score and the device and loud-room margins): the floor
+#: What the grammar path reaches today (measured 0.855 clean, 0.629 at 10 dB, with early
+#: endpointing, the word-level score, the device and loud-room margins and, in a loud
+#: room, a device action heard the same raw and denoised): the floor
 #: below which a change is a regression. The targets above are not met yet (issue 3).
 CLEAN_FLOOR = 0.80
 NOISY_FLOOR = 0.55
@@ -46,9 +47,12 @@ NOISY_FLOOR = 0.55
 #: rejected (the 0.90 target is not met for these voices), none a device action.
 FLITE_VOICES = ("kal16", "slt", "rms", "awb")
 FLITE_REJECTION_FLOOR = 0.85
+#: Wrong device actions from the flite commands at 10 dB, at most (measured 2; 11 before
+#: a device action in a loud room had to come out the same heard raw and denoised).
+FLITE_LOUD_WRONG_ACTIONS = 3
 NOT_YET = (
     "issue 3 target not met yet: pocketsphinx en-us on eSpeak voices measured 0.855 clean, "
-    "0.661 at 10 dB white noise"
+    "0.629 at 10 dB white noise"
 )
 
 
@@ -139,6 +143,23 @@ def test_out_of_domain_in_a_second_synthesiser_switches_nothing(snr_db: float | 
     assert actions == []
     if snr_db is None:
         assert rejected / len(lines("out_of_domain.txt")) >= FLITE_REJECTION_FLOOR
+
+
+@pytest.mark.usefixtures("need_flite")
+def test_commands_in_a_loud_room_in_a_second_synthesiser_rarely_do_the_wrong_thing() -> None:
+    """At 10 dB white noise the flite voices are mostly misheard (15 of 62 right): 11 of
+    the 62 became a wrong device action before a device action had to come out the same
+    heard raw and denoised (tests/test_second_hearing.py). That device actions still get
+    through in a loud room is checked on the eSpeak set at 10 dB."""
+    wrong = []
+    for index, (text, intent, slots) in enumerate(commands()):
+        found = intents(_understand(_flite_scene(text, index, 10.0), continuous=False))
+        for event in found:
+            if event.intent not in DEVICE_ACTION_INTENTS:
+                continue
+            if event.intent != intent or any(event.slots.get(k) != v for k, v in slots.items()):
+                wrong.append(f"{text!r} -> {event.intent} {event.slots} ({event.text!r})")
+    assert len(wrong) <= FLITE_LOUD_WRONG_ACTIONS, wrong
 
 
 def test_the_command_set() -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..audio.chunk import AudioChunk
 
@@ -66,3 +67,14 @@ class SpeechRecognizer(Protocol):
 
     def reset(self) -> None:
         """Drop any utterance in progress."""
+
+
+@runtime_checkable
+class SearchesWhole(Protocol):
+    """A recognizer that can also search other audio whole between streaming searches
+    (the utterance heard another way, for a second opinion)."""
+
+    def search_whole(
+        self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
+    ) -> SttResult:
+        """Search ``frames`` (after ``context``) while no streaming search runs."""
