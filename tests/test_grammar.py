@@ -15,7 +15,12 @@ from satellite.errors import SatelliteError
 from satellite.nlu.intents import CARE_INTENTS, Entity, IntentSet, load_intent_set
 from satellite.nlu.recognizer import TemplateRecognizer
 from satellite.stt.grammar import about_domains, build_grammar, cached_grammar
-from satellite.stt.lexicon import default_dictionary, dictionary_words, number_words
+from satellite.stt.lexicon import (
+    default_dictionary,
+    dictionary_words,
+    grammar_dictionary,
+    number_words,
+)
 
 HA_INTENTS = (
     "HassTurnOn",
@@ -147,6 +152,31 @@ def test_grammar_is_small_and_loads_in_pocketsphinx(
         hmm=os.fspath(Path(model).parent / "en-us"),
     )
     Decoder(config)
+
+
+def test_the_grammar_loads_with_a_dictionary_of_its_own_words(
+    intent_set: IntentSet, words: frozenset[str], tmp_path: Path
+) -> None:
+    grammar = _build(intent_set, words)
+    path = cached_grammar(grammar, tmp_path)
+    spoken = {word for _, _, word in grammar.arcs if word}
+    small = grammar_dictionary(spoken, default_dictionary("en"), path.with_suffix(".dict"))
+    entries = [line.split(" ", 1)[0] for line in small.read_text().splitlines()]
+    assert {e.split("(")[0] for e in entries} == spoken  # every word, nothing else
+    assert "eight" in spoken and "lights" in spoken  # numbers and plurals too
+    assert any(e.endswith("(2)") for e in entries)  # every pronunciation of each
+    small.write_text(small.read_text() + "extra EH1 K S T R AH0\n")
+    assert grammar_dictionary(spoken, default_dictionary("en"), small) == small
+    assert "extra" in small.read_text()  # cached: not written again
+    config = Config(
+        lm=None,
+        fsg=os.fspath(path),
+        dict=os.fspath(small),
+        loglevel="FATAL",
+        hmm=os.fspath(Path(default_dictionary("en")).parent / "en-us"),
+    )
+    decoder = Decoder(config)
+    assert decoder.lookup_word("kitchen") is not None
 
 
 def test_grammar_follows_the_slot_lists(words: frozenset[str]) -> None:

@@ -10,7 +10,13 @@ from ..errors import SatelliteError
 from ..nlu.intents import Entity, IntentSet, load_intent_set
 from .base import SpeechRecognizer
 from .grammar import Grammar, build_grammar, cached_grammar
-from .lexicon import default_dictionary, dictionary_words, number_words, pocketsphinx_model_dir
+from .lexicon import (
+    default_dictionary,
+    dictionary_words,
+    grammar_dictionary,
+    number_words,
+    pocketsphinx_model_dir,
+)
 
 
 def configured_entities(config: Config) -> tuple[Entity, ...]:
@@ -38,6 +44,13 @@ def compile_grammar(config: Config, intent_set: IntentSet) -> tuple[Grammar, Pat
     return grammar, path
 
 
+def grammar_dictionary_for(config: Config, grammar: Grammar, grammar_path: Path) -> Path:
+    """The pronunciations of the grammar's words, cached beside it."""
+    words = {word for _, _, word in grammar.arcs if word}
+    source = default_dictionary(config.satellite.language)
+    return grammar_dictionary(words, source, grammar_path.with_suffix(".dict"))
+
+
 def make_recognizer(config: Config, intent_set: IntentSet) -> SpeechRecognizer:
     """The configured engine; only pocketsphinx streams a closed-domain grammar."""
     if config.stt.engine != "pocketsphinx":
@@ -51,7 +64,11 @@ def make_recognizer(config: Config, intent_set: IntentSet) -> SpeechRecognizer:
     if not grammar.word_arcs:
         raise SatelliteError("The speech grammar is empty. Fix: check nlu.intents")
     recognizer = PocketSphinxRecognizer(
-        config.stt, grammar, path, pocketsphinx_model_dir(config.satellite.language)
+        config.stt,
+        grammar,
+        path,
+        pocketsphinx_model_dir(config.satellite.language),
+        grammar_dictionary_for(config, grammar, path),
     )
     recognizer.load_seconds = time.perf_counter() - started
     return recognizer
