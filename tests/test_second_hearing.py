@@ -16,15 +16,13 @@ import pytest
 
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
-from satellite.events import UtteranceEnded
 from satellite.frontend.noise import SpeexNoiseSuppressor
-from satellite.nlu.events import Transcript
 from satellite.stt.base import SttResult
 from satellite.stt.hearing import MicHistory
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
 from tests import synth
-from tests.understand import intents
+from tests.fake_recognizer import Heard, decide
 
 FLOOR_RMS = 15.0
 
@@ -102,40 +100,19 @@ def test_a_search_does_not_depend_on_what_the_recognizer_heard_before() -> None:
     assert after.score_per_frame == fresh.score_per_frame
 
 
-class _TwoHearings:
-    """A recognizer that heard ``text`` streaming and hears ``other`` when it searches
-    again: the part simulated here."""
-
-    name = "stt"
+class _TwoHearings(Heard):
+    """Heard ``text`` streaming, and ``other`` when it searches again."""
 
     def __init__(self, text: str, other: str) -> None:
-        self.result = SttResult(text, 0.5, (), True, -5.0)
+        super().__init__(text, -5.0)
         self.other = other
         self.searched: list[int] = []
-
-    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
-        return None
-
-    def process(self, frame: AudioChunk) -> None:
-        return None
-
-    def pause(self) -> SttResult | None:
-        return self.result
-
-    def resume(self) -> None:
-        return None
-
-    def finish(self) -> SttResult:
-        return self.result
-
-    def reset(self) -> None:
-        return None
 
     def search_whole(
         self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
     ) -> SttResult:
         self.searched.append(len(frames))
-        return SttResult(self.other, 0.5, (), bool(self.other), -5.0)
+        return SttResult(self.other, 0.5, (), bool(self.other))
 
 
 def _decide(
@@ -164,17 +141,7 @@ def _decide(
     understanding._first_seconds = first_seconds
     understanding.loud = loud
     understanding.denoised = denoised
-    ended = UtteranceEnded(
-        timestamp_seconds=1.5,
-        utterance_id="u1",
-        start_seconds=0.0,
-        end_seconds=1.2,
-        audio_start_seconds=0.0,
-        reason="silence",
-    )
-    events = understanding._understand(ended)
-    (intent,) = intents(events)
-    (transcript,) = [e for e in events if isinstance(e, Transcript)]
+    transcript, intent = decide(understanding, 1.2, 1.5)
     assert transcript.in_grammar is (intent.intent is not None)
     return intent.intent, recognizer, understanding
 

@@ -24,6 +24,7 @@ from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
 from satellite.stt.sphinx import _word_score
 from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
 from tests import synth
+from tests.fake_recognizer import Heard, decide
 from tests.understand import intents, replay
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
@@ -205,34 +206,6 @@ def test_mic_history_keeps_both_versions_by_time() -> None:
     assert history.before(0.0, 1.0) is None
 
 
-class _Scored:
-    """A recognizer that heard ``text`` with a chosen score: the one part simulated
-    here, since no audio gives a score on demand."""
-
-    name = "stt"
-
-    def __init__(self, text: str, score: float) -> None:
-        self.result = SttResult(text, 0.5, (), True, score)
-
-    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
-        return None
-
-    def process(self, frame: AudioChunk) -> None:
-        return None
-
-    def pause(self) -> SttResult | None:
-        return self.result
-
-    def resume(self) -> None:
-        return None
-
-    def finish(self) -> SttResult:
-        return self.result
-
-    def reset(self) -> None:
-        return None
-
-
 @pytest.mark.parametrize(
     ("text", "score", "loud", "believed"),
     [
@@ -250,19 +223,9 @@ def test_score_needed_depends_on_the_intent_and_the_room(
 ) -> None:
     config = Config()
     base = build_understanding(config, use_llm=False, with_dialogue=False)
-    understanding = Understanding(_Scored(text, score), base.templates, settings=config.stt)
+    understanding = Understanding(Heard(text, score), base.templates, settings=config.stt)
     understanding.loud = loud
-    ended = UtteranceEnded(
-        timestamp_seconds=1.0,
-        utterance_id="u1",
-        start_seconds=0.0,
-        end_seconds=1.0,
-        audio_start_seconds=0.0,
-        reason="silence",
-    )
-    events = understanding._understand(ended)
-    (transcript,) = [e for e in events if isinstance(e, Transcript)]
-    (intent,) = intents(events)
+    transcript, intent = decide(understanding, 1.0, 1.0)
     assert transcript.in_grammar is believed
     assert (intent.intent is not None) is believed
 
