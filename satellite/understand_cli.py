@@ -52,6 +52,8 @@ def report_dict(report: UtteranceReport) -> dict[str, Any]:
             }
             for w in (stt.words if stt else ())
         ],
+        # in a loud room, a device action heard the other way (raw or denoised) too
+        "heard_other_way": report.second_hearing.text if report.second_hearing else None,
         "intent": intent.intent if intent else None,
         "slots": dict(intent.slots) if intent else {},
         "confidence": intent.confidence if intent else 0.0,

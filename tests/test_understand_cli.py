@@ -49,6 +49,7 @@ def test_one_json_object_per_utterance_with_words_intent_and_timings(tmp_path: P
         assert 0.5 < obj["confidence"] <= 1.0
         assert obj["score_per_frame"] > Config().stt.rejection_threshold
         assert {"stt_finish", "nlu"} <= set(obj["timings_ms"])
+        assert obj["heard_other_way"] is None  # a quiet room: heard once
 
 
 def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
