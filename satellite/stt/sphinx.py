@@ -5,6 +5,11 @@ grammar compiled from the active intents; the other a free loop of phones. A gra
 forces any speech into some command, so the grammar's own score cannot reject
 out-of-domain speech; the per-frame log-likelihood ratio of the two searches can: good
 commands score close to the phone loop, prose far below it (see FIELD-NOTES).
+
+A third decoder, the grammar alone with narrow beams, searches an utterance again when
+asked (``search_whole``): in a loud room a device action must come out the same from the
+command heard the other way (raw or denoised). All three load a dictionary of the
+grammar's own words.
 """
 
 from __future__ import annotations
