@@ -27,18 +27,12 @@ from tests.fake_recognizer import Heard, decide
 FLOOR_RMS = 15.0
 
 
-def _frames(audio: synth.Float, start_seconds: float = 0.0) -> list[AudioChunk]:
-    chunk = synth.to_chunk(audio)
-    step = 320
+def _frames(audio: synth.Float) -> list[AudioChunk]:
+    """10 ms frames of the audio, timed from 0 s."""
+    samples = synth.to_chunk(audio).to_int16()
     return [
-        AudioChunk(
-            chunk.rate_hz,
-            chunk.width_bytes,
-            chunk.channels,
-            chunk.samples[i : i + step],
-            start_seconds + i / 32000,
-        )
-        for i in range(0, len(chunk.samples) - step + 1, step)
+        AudioChunk.from_int16(samples[i : i + 160], timestamp_seconds=i / synth.RATE)
+        for i in range(0, len(samples) - 159, 160)
     ]
 
 
