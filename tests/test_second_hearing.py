@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from satellite.audio.chunk import AudioChunk
+from satellite.audio.framer import Framer
 from satellite.config import Config
 from satellite.frontend.noise import SpeexNoiseSuppressor
 from satellite.stt.base import SttResult
@@ -28,12 +29,7 @@ FLOOR_RMS = 15.0
 
 
 def _frames(audio: synth.Float) -> list[AudioChunk]:
-    """10 ms frames of the audio, timed from 0 s."""
-    samples = synth.to_chunk(audio).to_int16()
-    return [
-        AudioChunk.from_int16(samples[i : i + 160], timestamp_seconds=i / synth.RATE)
-        for i in range(0, len(samples) - 159, 160)
-    ]
+    return list(Framer().push(synth.to_chunk(audio)))
 
 
 def _spoken(text: str, voice: str = "en-us") -> list[AudioChunk]:

@@ -90,42 +90,12 @@ class PocketSphinxRecognizer:
         self._begin()
 
     def _begin(self) -> None:
-        self._fresh_features()
+        # without a context, the mean live normalisation has reached carries on
+        _fresh_features((self._grammar, self._phones), self._context, self._grammar.get_cmn())
         self._grammar.start_utt()
         self._phones.start_utt()
         self._active = True
         self._frames = 0
-
-    def _fresh_features(self) -> None:
-        """Start both decoders' feature extraction afresh, from the context's cepstral mean
-        (or, without a context, from the mean live normalisation has reached).
-
-        Feature state outlives an utterance: a search that follows one of other audio
-        (denoised after raw, or the other way round) heard clean commands as others
-        ("turn on the kitchen light" as "what of the fans are my off"), and even after
-        commands heard the same way the scores drift. Every search starts as a new
-        decoder would.
-        """
-        context = self._context if self._context is not None and self._context.num_frames else None
-        mean = None if context is not None else self._grammar.get_cmn()
-        self._grammar.reinit_feat()
-        self._phones.reinit_feat()
-        if context is not None:
-            self._seed_normalisation(context)
-        else:
-            self._grammar.set_cmn(mean)
-            self._phones.set_cmn(mean)
-
-    def _seed_normalisation(self, context: AudioChunk) -> None:
-        """Start the cepstral mean from the speech just before the command (the wake word).
-
-        Live normalisation starts cold and adapts over several utterances; in noise the
-        first commands came out empty or wrong. The context's whole-utterance mean is
-        where both searches start from.
-        """
-        cmn = _context_mean(self._phones, context)
-        self._grammar.set_cmn(cmn)
-        self._phones.set_cmn(cmn)
 
     def process(self, frame: AudioChunk) -> None:
         if not self._active and self._ended is None:
@@ -180,15 +150,12 @@ class PocketSphinxRecognizer:
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
         check = self._check
-        check.reinit_feat()
-        if context is not None and context.num_frames:
-            check.set_cmn(_context_mean(check, context))
+        _fresh_features((check,), context)
         check.start_utt()
         for frame in frames:
             check.process_raw(frame.samples, False, False)
         check.end_utt()
-        hyp = check.hyp()
-        text = hyp.hypstr.strip() if hyp and hyp.hypstr else ""
+        text = _hyp_text(check.hyp())
         complete = bool(text) and self.grammar.accepts(text.split())
         return SttResult(text, 1.0 if complete else 0.0, (), complete)
 
@@ -204,7 +171,7 @@ class PocketSphinxRecognizer:
         self._phones.end_utt()
         self._active = False
         hyp = self._grammar.hyp()
-        text = hyp.hypstr.strip() if hyp and hyp.hypstr else ""
+        text = _hyp_text(hyp)
         words = tuple(self._words())
         score = self._utterance_score(self._score_ratio(hyp), words)
         complete = bool(text) and self.grammar.accepts(text.split())
@@ -274,12 +241,37 @@ class PocketSphinxRecognizer:
         return out
 
 
-def _context_mean(decoder: Any, context: AudioChunk) -> str:
-    """The cepstral mean of ``context`` (features only, no search), as ``set_cmn`` takes it."""
-    decoder.start_utt()
-    decoder.process_raw(context.samples, True, True)
-    decoder.end_utt()
-    return str(decoder.get_cmn())
+def _fresh_features(
+    decoders: Sequence[Any], context: AudioChunk | None, live_mean: str | None = None
+) -> None:
+    """Start the decoders' feature extraction afresh, from the cepstral mean of the speech
+    just before the command (the wake word), else from ``live_mean`` if given.
+
+    Feature state outlives an utterance: a search that follows one of other audio
+    (denoised after raw, or the other way round) heard clean commands as others ("turn
+    on the kitchen light" as "what of the fans are my off"), and even after commands
+    heard the same way the scores drift. Every search starts as a new decoder would.
+    Live normalisation starts cold and adapts over several utterances; in noise the first
+    commands came out empty or wrong: the context's whole-utterance mean (features only,
+    no search) is where a search starts.
+    """
+    for decoder in decoders:
+        decoder.reinit_feat()
+    mean = live_mean
+    if context is not None and context.num_frames:
+        first = decoders[-1]
+        first.start_utt()
+        first.process_raw(context.samples, True, True)
+        first.end_utt()
+        mean = str(first.get_cmn())
+    if mean is not None:
+        for decoder in decoders:
+            decoder.set_cmn(mean)
+
+
+def _hyp_text(hyp: Any) -> str:
+    """The words of a decoder's best hypothesis ("" when it has none)."""
+    return hyp.hypstr.strip() if hyp and hyp.hypstr else ""
 
 
 def _log(decoder: Any, probability: float) -> float | None:
@@ -316,12 +308,11 @@ class OpenTranscriber:
     """
 
     def __init__(self, model_dir: Path) -> None:
-        self._decoder = _decoder(model_dir, None, lm=os.fspath(model_dir / "en-us.lm.bin"))
+        self._decoder = _decoder(model_dir, lm=os.fspath(model_dir / "en-us.lm.bin"))
 
     def transcribe(self, audio: AudioChunk) -> str:
         """Whole-utterance decode (batch normalisation)."""
         self._decoder.start_utt()
         self._decoder.process_raw(audio.samples, False, True)
         self._decoder.end_utt()
-        hyp = self._decoder.hyp()
-        return hyp.hypstr.strip() if hyp and hyp.hypstr else ""
+        return _hyp_text(self._decoder.hyp())
