@@ -64,6 +64,9 @@ class FrameProcessor(Protocol):
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Events that arrive between frames (LLM results, overdue HA answers)."""
 
+    def end_of_input(self) -> list[Event]:
+        """The input ran out: an utterance still being spoken ends now."""
+
     def set_speaking(self, speaking: bool) -> None:
         """Whether the satellite's own voice is playing (barge-in gating)."""
 
@@ -145,6 +148,9 @@ class SatelliteApp:
             if self.muted:
                 continue
             for event in [*self.pipeline.process(chunk), *self.pipeline.poll(self._now)]:
+                self._on_event(event)
+        if not self._stopping.is_set():  # the input ran out: a command still spoken counts
+            for event in self.pipeline.end_of_input():
                 self._on_event(event)
 
     def poll(self) -> None:

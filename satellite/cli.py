@@ -112,6 +112,8 @@ def _listen(args: argparse.Namespace) -> int:
                 print(json.dumps(event.to_dict()), flush=True)
     finally:
         source.close()
+    for event in pipeline.end_of_input():
+        print(json.dumps(event.to_dict()), flush=True)
     xruns = getattr(source, "xruns", 0)
     dropped = getattr(source, "dropped_chunks", 0)
     if xruns or dropped:

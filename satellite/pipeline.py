@@ -22,7 +22,7 @@ from .events import Event, StageError, StateChanged, UtteranceEnded, WakeDetecte
 from .frontend.base import FrameFilter, VoiceActivityDetector, WakeHit, WakeWordDetector
 from .frontend.gain import AutoGain
 from .frontend.noise import PassThrough, make_noise_suppressor
-from .frontend.recorder import UtteranceRecorder
+from .frontend.recorder import Phase, UtteranceRecorder
 from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
 from .prosody.monitor import ProsodyMonitor
@@ -33,6 +33,8 @@ from .understanding import Understanding
 _LOGGER = logging.getLogger(__name__)
 #: A failing stage is logged with its traceback at most this often, s (wall clock).
 ERROR_LOG_INTERVAL_SECONDS = 30.0
+#: Why an utterance still being spoken when the input ran out ended (``end_of_input``).
+END_OF_INPUT_REASON = "end_of_input"
 
 T = TypeVar("T")
 
@@ -120,6 +122,7 @@ class Pipeline:
         self._state = State.LISTENING if stages.wake is None else State.IDLE
         self._speaking = False
         self._mic = MicHistory()
+        self._last_frame: AudioChunk | None = None
         self._last_error_log: dict[str, float] = {}
         self.errors_by_stage: dict[str, int] = {}
 
@@ -155,6 +158,26 @@ class Pipeline:
             self._process_frame(frame, events)
         return events
 
+    def end_of_input(self) -> list[Event]:
+        """The input ran out (a file ended): an utterance still being spoken ends at the
+        last frame, with reason ``end_of_input``, and is understood like any other
+        instead of being lost. Call it after the last ``process``."""
+        events: list[Event] = []
+        recorder = self.stages.recorder
+        last = self._last_frame
+        if last is None or recorder.phase is not Phase.IN_SPEECH:
+            return events
+        no_events: list[Event] = []
+        ended = self._guard(
+            recorder,
+            lambda f: recorder.end_now(f.end_seconds, END_OF_INPUT_REASON),
+            last,
+            no_events,
+            events,
+        )
+        self._settle(last, ended, events)
+        return events
+
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Events that arrive between frames: LLM fallback results, overdue HA answers
         (waiting up to ``wait_seconds`` for results still being worked out)."""
@@ -177,6 +200,7 @@ class Pipeline:
             if stage is not None:
                 stage.reset()
         self._framer.reset()
+        self._last_frame = None
         self._state = State.LISTENING if s.wake is None else State.IDLE
         self._speaking = False
 
@@ -184,6 +208,7 @@ class Pipeline:
 
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
+        self._last_frame = frame
         clean = self._guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
             self._mic.add(frame, clean)  # what the recognizer hears (before the gain)
@@ -237,6 +262,13 @@ class Pipeline:
         new = self._guard(
             recorder, lambda f: recorder.update(f, probability), frame, no_events, events
         )
+        self._settle(frame, new, events)
+
+    def _settle(self, frame: AudioChunk, new: list[Event], events: list[Event]) -> None:
+        """Pass what the recorder just produced through understanding (or prosody alone)
+        and go back to idle when the utterance is over."""
+        recorder = self.stages.recorder
+        no_events: list[Event] = []
         understanding = self.stages.understanding
         if understanding is not None:
             new = new + self._guard(

@@ -11,7 +11,7 @@ from typing import Any
 
 from .audio.io import open_source
 from .config import Config, load
-from .events import UtteranceEnded
+from .events import Event, UtteranceEnded
 from .pipeline import Pipeline, build_stages
 from .understanding import Understanding, UtteranceReport, build_understanding
 
@@ -74,12 +74,17 @@ def run(args: argparse.Namespace) -> int:
     source = open_source(args.input, queue_ms=config.audio.queue_ms)
     try:
         for chunk in source:
-            for event in pipeline.process(chunk):
-                if isinstance(event, UtteranceEnded):
-                    _print_when_done(understanding, event)
+            _print_ended(understanding, pipeline.process(chunk))
     finally:
         source.close()
+    _print_ended(understanding, pipeline.end_of_input())
     return 0
+
+
+def _print_ended(understanding: Understanding, events: list[Event]) -> None:
+    for event in events:
+        if isinstance(event, UtteranceEnded):
+            _print_when_done(understanding, event)
 
 
 def _print_when_done(understanding: Understanding, utterance: UtteranceEnded) -> None:

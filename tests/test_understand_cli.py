@@ -52,6 +52,23 @@ def test_one_json_object_per_utterance_with_words_intent_and_timings(tmp_path: P
         assert obj["heard_other_way"] is None  # a quiet room: heard once
 
 
+def test_a_recording_that_ends_while_someone_is_speaking_is_understood(tmp_path: Path) -> None:
+    """No silence after the command (a clip cut tight): the file ends mid-utterance and
+    the utterance ends with it, instead of being lost waiting for a silence."""
+    speech = synth.espeak("what time is it", "en-us", 160)
+    audio = np.concatenate([synth.silence(0.6), speech])
+    audio = audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=5)
+    path = tmp_path / "tight.wav"
+    write_wav(path, synth.to_chunk(audio))
+
+    code, out, err = _understand("--input", str(path), "--no-llm")
+
+    assert code == 0, err
+    assert [o["end_reason"] for o in out] == ["end_of_input"]
+    assert out[0]["intent"] == "GetTime"
+    assert out[0]["end_seconds"] <= len(audio) / synth.RATE
+
+
 def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     code, out, err = _understand("--input", str(tmp_path / "nothing.wav"), "--no-llm")
     assert code != 0 and out == []

@@ -14,10 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
-from ..audio.chunk import PIPELINE_RATE_HZ, AudioChunk
 from ..audio.io import open_source
 from ..config import Config, load
 from ..events import Event, UtteranceEnded
@@ -26,8 +22,6 @@ from .monitor import ProsodyMonitor
 from .settings import ProsodySettings
 
 _LOGGER = logging.getLogger(__name__)
-#: Silence fed after the input ends so that a last utterance still gets its end, s.
-FLUSH_SECONDS = 1.5
 
 
 def add_parser(sub: Any) -> None:
@@ -81,15 +75,13 @@ def measure_file(
     pipeline = Pipeline.from_config(config, continuous=True)
     source = open_source(spec, queue_ms=config.audio.queue_ms)
     events: list[Event] = []
-    end = 0.0
     try:
         for chunk in source:
-            end = chunk.end_seconds
             events.extend(_judge(monitor, pipeline.process(chunk), speaker))
     finally:
         source.close()
-    silence = AudioChunk.from_int16(_zeros(FLUSH_SECONDS), timestamp_seconds=end)
-    events.extend(_judge(monitor, pipeline.process(silence), speaker))
+    # a last utterance still being spoken when the file ends is measured too
+    events.extend(_judge(monitor, pipeline.end_of_input(), speaker))
     return events
 
 
@@ -99,10 +91,6 @@ def _judge(monitor: ProsodyMonitor, events: list[Event], speaker: str | None) ->
         if isinstance(event, UtteranceEnded) and event.audio is not None:
             out.extend(monitor.process(event, speaker=speaker))
     return out
-
-
-def _zeros(seconds: float) -> npt.NDArray[np.int16]:
-    return np.zeros(int(seconds * PIPELINE_RATE_HZ), dtype=np.int16)
 
 
 def _with_state(settings: ProsodySettings, path: str) -> ProsodySettings:
