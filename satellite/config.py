@@ -292,6 +292,16 @@ class SttSettings(_Section):
         _boolean,
         "In a loud room a device action needs the raw and the denoised hearing to agree",
     )
+    own_mean_retry: bool = _opt(
+        True,
+        _boolean,
+        "Search an utterance the streaming search did not trust again, from its own mean",
+    )
+    own_mean_shift: float = _opt(
+        4.0,
+        _number(0.0, 50.0),
+        "How much more score a result of that search needs (0-50)",
+    )
     early_endpoint_ms: int = _opt(
         250, _integer(0, 2000, " ms"), "Trailing silence that ends a complete command, ms; 0 = off"
     )

@@ -54,6 +54,8 @@ def report_dict(report: UtteranceReport) -> dict[str, Any]:
         ],
         # in a loud room, a device action heard the other way (raw or denoised) too
         "heard_other_way": report.second_hearing.text if report.second_hearing else None,
+        # the streaming search not trusted: the utterance searched again from its own mean
+        "heard_again": report.own_mean.text if report.own_mean else None,
         "intent": intent.intent if intent else None,
         "slots": dict(intent.slots) if intent else {},
         "confidence": intent.confidence if intent else 0.0,

@@ -26,7 +26,7 @@ from .nlu.intents import DEVICE_ACTION_INTENTS
 from .nlu.llm import LlmFallback
 from .nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
-from .stt.base import SearchesWhole, SpeechRecognizer, SttResult, confidence
+from .stt.base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResult, confidence
 from .stt.hearing import MicHistory, hear_denoised, snr_db
 from .stt.lexicon import pocketsphinx_model_dir
 from .stt.sphinx import OpenTranscriber
@@ -45,6 +45,9 @@ SPEECH_ONSET_SECONDS = 0.1
 #: Silence after the speech that a second hearing searches, s (the search reaches the
 #: grammar's end within it; more only costs time).
 SECOND_HEARING_TAIL_SECONDS = 0.3
+#: Utterances longer than this are not searched again from their own mean, s (commands
+#: are short; the search holds up the frame loop for about a tenth of the length).
+OWN_MEAN_MAX_SECONDS = 5.0
 
 
 @dataclass(slots=True)
@@ -60,6 +63,9 @@ class UtteranceReport:
     timings_ms: dict[str, float] = field(default_factory=dict)
     #: In a loud room, a device action heard the other way (raw or denoised) too.
     second_hearing: SttResult | None = None
+    #: The utterance searched again from its own mean (the streaming search was not
+    #: trusted), whether or not that search was.
+    own_mean: SttResult | None = None
 
 
 class Understanding:
@@ -197,10 +203,20 @@ class Understanding:
             utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
         )
         trusted = self._trusted(stt, result, heard_until)
+        shift = 0.0
+        if not trusted:
+            again = self._search_own_mean(heard_until, report)
+            if again is not None:
+                reading = self.templates.recognize(again.text) if again.in_grammar else None
+                shift = self.settings.own_mean_shift
+                if reading is not None and self._trusted(again, reading, heard_until, shift):
+                    stt, result, trusted = again, reading, True
         if self._second is not None and self._second[0] is stt:
             report.second_hearing = self._second[1]
             report.timings_ms["second_hearing"] = self._second[3]
-        stt = dataclasses.replace(stt, in_grammar=trusted, confidence=self._confidence(stt, result))
+        stt = dataclasses.replace(
+            stt, in_grammar=trusted, confidence=self._confidence(stt, result, shift)
+        )
         report.stt = stt
         now = utterance.timestamp_seconds
         events: list[Event] = [
@@ -280,33 +296,52 @@ class Understanding:
             context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
         return frames, context
 
+    def _search_own_mean(self, heard_until: float, report: UtteranceReport) -> SttResult | None:
+        """The utterance (heard as it was, raw or denoised) searched again from its own
+        cepstral mean, when the streaming search was not trusted: None when that is off,
+        the recognizer cannot, the utterance is too long or the history lost it."""
+        if not self.settings.own_mean_retry or not isinstance(self.recognizer, SearchesOwnMean):
+            return None
+        if heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
+            return None
+        heard = self._utterance_audio(heard_until, self.denoised)
+        if heard is None:
+            return None
+        started = time.perf_counter()
+        report.own_mean = self.recognizer.search_own_mean(heard[0])
+        report.timings_ms["own_mean_search"] = _ms_since(started)
+        return report.own_mean
+
     def _search(self, first: float, frames: list[AudioChunk], context: AudioChunk | None) -> None:
         """Start a search at ``first`` and feed it the frames heard since."""
         self.recognizer.start(first, context)
         for frame in frames:
             self.recognizer.process(frame)
 
-    def _needed_score(self, result: IntentResult) -> float:
+    def _needed_score(self, result: IntentResult, shift: float = 0.0) -> float:
         """The grammar-vs-phone-loop score an intent needs to be believed.
 
         Noise raises the score of every utterance, in domain or not, so a loud room
         (``loud``) asks more; a device action heard wrongly does something in the
         home, so it asks more than a question or a call for help.
         """
-        need = self.settings.rejection_threshold
+        need = self.settings.rejection_threshold + shift
         if self.loud:
             need += self.settings.loud_shift
         if result.intent in DEVICE_ACTION_INTENTS:
             need += self.settings.device_margin
         return need
 
-    def _trusted(self, stt: SttResult, result: IntentResult, heard_until: float) -> bool:
+    def _trusted(
+        self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
+    ) -> bool:
         """In the domain: a whole sentence of the grammar, understood by the templates,
         scored well enough against the phone loop (engines without a score: as they
         say) and, for a device action in a loud room, heard the same the other way."""
         if not stt.in_grammar or result.intent is None:
             return False
-        if stt.score_per_frame is not None and stt.score_per_frame < self._needed_score(result):
+        need = self._needed_score(result, shift)
+        if stt.score_per_frame is not None and stt.score_per_frame < need:
             return False
         if not (
             self.loud and self.settings.agree_when_loud and result.intent in DEVICE_ACTION_INTENTS
@@ -341,10 +376,10 @@ class Understanding:
             )
         return agreed
 
-    def _confidence(self, stt: SttResult, result: IntentResult) -> float:
+    def _confidence(self, stt: SttResult, result: IntentResult, shift: float = 0.0) -> float:
         if stt.score_per_frame is None:
             return stt.confidence
-        return confidence(stt.score_per_frame - self._needed_score(result))
+        return confidence(stt.score_per_frame - self._needed_score(result, shift))
 
     def _fallback(self, audio: AudioChunk, report: UtteranceReport) -> IntentResult:
         """In the worker: free transcription, then the LLM (no timeout: we are in it)."""

@@ -3,10 +3,13 @@ gives a result (a score, two hearings that disagree) on demand."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from satellite.audio.chunk import AudioChunk
 from satellite.events import UtteranceEnded
 from satellite.nlu.events import IntentRecognized, Transcript
 from satellite.stt.base import SttResult
+from satellite.stt.hearing import MicHistory
 from satellite.understanding import Understanding
 
 
@@ -54,3 +57,18 @@ def decide(
     (transcript,) = [e for e in events if isinstance(e, Transcript)]
     (intent,) = [e for e in events if isinstance(e, IntentRecognized)]
     return transcript, intent
+
+
+def stage(understanding: Understanding, first_seconds: float = 0.0) -> None:
+    """Stage an utterance whose first frame was at ``first_seconds`` in a microphone
+    history of 1.5 s (speech from 0.3 to 1.2 s): raw samples positive, denoised ones
+    negative, so a search can tell which it was given."""
+    history = MicHistory()
+    for index in range(150):
+        samples = np.full(160, 3000 if 30 <= index < 120 else 20, np.int16)
+        history.add(
+            AudioChunk.from_int16(samples, timestamp_seconds=index / 100),
+            AudioChunk.from_int16(-samples, timestamp_seconds=index / 100),
+        )
+    understanding._mic = history
+    understanding._first_seconds = first_seconds

@@ -19,11 +19,10 @@ from satellite.audio.framer import Framer
 from satellite.config import Config
 from satellite.frontend.noise import SpeexNoiseSuppressor
 from satellite.stt.base import SttResult
-from satellite.stt.hearing import MicHistory
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
 from tests import synth
-from tests.fake_recognizer import Heard, decide
+from tests.fake_recognizer import Heard, decide, stage
 
 FLOOR_RMS = 15.0
 
@@ -122,15 +121,7 @@ def _decide(
     base = build_understanding(config, use_llm=False, with_dialogue=False)
     recognizer = _TwoHearings(text, other)
     understanding = Understanding(recognizer, base.templates, settings=config.stt)
-    history = MicHistory()
-    for index in range(150):  # 1.5 s of the utterance, raw and denoised, in a quiet room
-        samples = np.full(160, 3000 if 30 <= index < 120 else 20, np.int16)
-        history.add(
-            AudioChunk.from_int16(samples, timestamp_seconds=index / 100),
-            AudioChunk.from_int16(-samples, timestamp_seconds=index / 100),
-        )
-    understanding._mic = history
-    understanding._first_seconds = first_seconds
+    stage(understanding, first_seconds)  # 1.5 s of the utterance, raw and denoised
     understanding.loud = loud
     understanding.denoised = denoised
     transcript, intent = decide(understanding, 1.2, 1.5)

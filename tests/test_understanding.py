@@ -50,6 +50,9 @@ FLITE_REJECTION_FLOOR = 0.85
 #: Wrong device actions from the flite commands at 10 dB, at most (measured 2; 11 before
 #: a device action in a loud room had to come out the same heard raw and denoised).
 FLITE_LOUD_WRONG_ACTIONS = 3
+#: Commands with no wake word before them (continuous listening, the ``understand``
+#: command on a recording of one command), clean: the floor (measured 0.855).
+COLD_FLOOR = 0.75
 NOT_YET = (
     "issue 3 target not met yet: pocketsphinx en-us on eSpeak voices measured 0.855 clean, "
     "0.629 at 10 dB white noise"
@@ -111,6 +114,22 @@ def _flite_scene(text: str, index: int, snr_db: float | None = None) -> synth.Fl
     if snr_db is not None:
         audio = synth.add_noise(audio, snr_db, seed=100 + index, reference=command)
     return audio
+
+
+def test_commands_heard_with_no_wake_word_before_them() -> None:
+    """Each command alone in a recording, as ``understand`` hears a file: no speech before
+    it to start the cepstral mean from. Measured 53 of 62 right; 38 before an utterance
+    the streaming search did not trust was searched again from its own mean."""
+    wrong = []
+    for index, (text, intent, slots) in enumerate(commands()):
+        found = intents(_understand(_scene(text, index, None)))
+        if not (
+            found
+            and found[0].intent == intent
+            and all(found[0].slots.get(k) == v for k, v in slots.items())
+        ):
+            wrong.append(f"{text!r} -> {[(f.intent, f.slots, f.text) for f in found]}")
+    assert 1 - len(wrong) / len(commands()) >= COLD_FLOOR, wrong
 
 
 @pytest.mark.usefixtures("need_flite")

@@ -78,3 +78,12 @@ class SearchesWhole(Protocol):
         self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
     ) -> SttResult:
         """Search ``frames`` (after ``context``) while no streaming search runs."""
+
+
+@runtime_checkable
+class SearchesOwnMean(Protocol):
+    """A recognizer that can search an utterance again, whole, normalised by its own
+    cepstral mean, and score the result as its streaming search does."""
+
+    def search_own_mean(self, frames: Sequence[AudioChunk]) -> SttResult:
+        """Search ``frames`` while no streaming search runs."""

@@ -14,6 +14,7 @@ grammar's own words.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Sequence
@@ -158,6 +159,31 @@ class PocketSphinxRecognizer:
         text = _hyp_text(check.hyp())
         complete = bool(text) and self.grammar.accepts(text.split())
         return SttResult(text, 1.0 if complete else 0.0, (), complete)
+
+    def search_own_mean(self, frames: Sequence[AudioChunk]) -> SttResult:
+        """The utterance searched again by both streaming searches, normalised by its
+        own cepstral mean, and scored as they score.
+
+        A streaming search starts from the mean of the speech before it (the wake word)
+        or, with none, from where live normalisation stands, and keeps it through the
+        utterance. Far from the utterance's own, it makes commands misheard or scored
+        out of the domain: of 62 clean eSpeak commands heard with no speech before them,
+        35 came through from pocketsphinx's initial mean and 59 from their own. Costs a
+        search of the whole utterance (about a tenth of its length on one x86 core).
+        """
+        self.reset()
+        if not frames:
+            return SttResult("", 0.0, in_grammar=False)
+        self._context = dataclasses.replace(
+            frames[0], samples=b"".join(frame.samples for frame in frames)
+        )
+        self._start_seconds = frames[0].timestamp_seconds
+        self._begin()
+        for frame in frames:
+            self._feed(frame)
+        result = self._end()
+        self._context = None
+        return result
 
     def finish(self) -> SttResult:
         ended = self._ended if self._ended is not None else self._end()
