@@ -45,9 +45,10 @@ SPEECH_ONSET_SECONDS = 0.1
 #: Silence after the speech that a second hearing searches, s (the search reaches the
 #: grammar's end within it; more only costs time).
 SECOND_HEARING_TAIL_SECONDS = 0.3
-#: Utterances longer than this are not searched again from their own mean, s (commands
-#: are short; the search holds up the frame loop for about a tenth of the length).
-OWN_MEAN_MAX_SECONDS = 5.0
+#: Utterances longer than this are not searched again from their own mean, s. Commands
+#: are short, and the search holds up the frame loop for about a sixth of the length on
+#: one x86 core (perhaps half of it on a Pi 4): the capture queue (2 s) must absorb it.
+OWN_MEAN_MAX_SECONDS = 4.0
 
 
 @dataclass(slots=True)
@@ -299,8 +300,16 @@ class Understanding:
     def _search_own_mean(self, heard_until: float, report: UtteranceReport) -> SttResult | None:
         """The utterance (heard as it was, raw or denoised) searched again from its own
         cepstral mean, when the streaming search was not trusted: None when that is off,
-        the recognizer cannot, the utterance is too long or the history lost it."""
+        the recognizer cannot, the room is loud, the utterance is too long or the history
+        lost it.
+
+        Not in a loud room: searching noise costs more (at 10 dB white noise 0.7-0.9 s per
+        command on one x86 core against 0.45-0.6 s in quiet), and with the loud room's
+        higher needs none of 21 commands came through that way.
+        """
         if not self.settings.own_mean_retry or not isinstance(self.recognizer, SearchesOwnMean):
+            return None
+        if self.loud:
             return None
         if heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
             return None

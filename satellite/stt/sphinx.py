@@ -169,7 +169,7 @@ class PocketSphinxRecognizer:
         utterance. Far from the utterance's own, it makes commands misheard or scored
         out of the domain: of 62 clean eSpeak commands heard with no speech before them,
         35 came through from pocketsphinx's initial mean and 59 from their own. Costs a
-        search of the whole utterance (about a tenth of its length on one x86 core).
+        search of the whole utterance (about a sixth of its length on one x86 core).
         """
         self.reset()
         if not frames:
