@@ -110,6 +110,8 @@ class Understanding:
         self._last_read: tuple[SttResult, IntentResult] | None = None
         #: The last result heard the other way too: (it, the other hearing, agreed, ms).
         self._second: tuple[SttResult, SttResult | None, bool, float] | None = None
+        #: The last streaming result searched again from its own mean: (it, that, ms).
+        self._again: tuple[SttResult, SttResult, float] | None = None
 
     def observe(
         self,
@@ -180,11 +182,10 @@ class Understanding:
         self._checked_silence = True
         self._judge_loudness(frame.end_seconds)
         heard = self.recognizer.pause()
-        if (
-            heard is None
-            or not self._trusted(heard, self._read(heard), frame.end_seconds)
-            or not _words_in_speech(heard, frame.end_seconds - silence)
-        ):
+        if heard is None:
+            return []
+        decided, _, trusted, _ = self._believe(heard, frame.end_seconds)
+        if not trusted or not _words_in_speech(decided, frame.end_seconds - silence):
             return []
         return recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
 
@@ -198,20 +199,16 @@ class Understanding:
         stt = self.recognizer.finish()
         report.timings_ms["stt_finish"] = _ms_since(started)
         started = time.perf_counter()
-        result = self._read(stt)
+        self._read(stt)
         report.timings_ms["nlu"] = _ms_since(started)
         heard_until = min(
             utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
         )
-        trusted = self._trusted(stt, result, heard_until)
-        shift = 0.0
-        if not trusted:
-            again = self._search_own_mean(heard_until, report)
-            if again is not None:
-                reading = self.templates.recognize(again.text) if again.in_grammar else None
-                shift = self.settings.own_mean_shift
-                if reading is not None and self._trusted(again, reading, heard_until, shift):
-                    stt, result, trusted = again, reading, True
+        streamed = stt
+        stt, result, trusted, shift = self._believe(stt, heard_until)
+        if self._again is not None and self._again[0] is streamed:
+            report.own_mean = self._again[1]
+            report.timings_ms["own_mean_search"] = self._again[2]
         if self._second is not None and self._second[0] is stt:
             report.second_hearing = self._second[1]
             report.timings_ms["second_hearing"] = self._second[3]
@@ -297,29 +294,48 @@ class Understanding:
             context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
         return frames, context
 
-    def _search_own_mean(self, heard_until: float, report: UtteranceReport) -> SttResult | None:
+    def _believe(
+        self, stt: SttResult, heard_until: float
+    ) -> tuple[SttResult, IntentResult, bool, float]:
+        """What a streaming result heard up to ``heard_until`` comes to: the result that
+        decides, what the templates make of it, whether it is trusted, and the extra
+        score it was asked for. A streaming result not trusted gives way to the
+        utterance searched again from its own mean, if that is trusted."""
+        result = self._read(stt)
+        if self._trusted(stt, result, heard_until):
+            return stt, result, True, 0.0
+        again = self._search_own_mean(stt, heard_until)
+        if again is None or not again.in_grammar:
+            return stt, result, False, 0.0
+        reading = self.templates.recognize(again.text)
+        shift = self.settings.own_mean_shift
+        if not self._trusted(again, reading, heard_until, shift):
+            return stt, result, False, 0.0
+        return again, reading, True, shift
+
+    def _search_own_mean(self, stt: SttResult, heard_until: float) -> SttResult | None:
         """The utterance (heard as it was, raw or denoised) searched again from its own
-        cepstral mean, when the streaming search was not trusted: None when that is off,
-        the recognizer cannot, the room is loud, the utterance is too long or the history
-        lost it.
+        cepstral mean, once per streaming result ``stt`` (at the pause that may end the
+        utterance early, else at its end): None when that is off, the recognizer cannot,
+        the room is loud, the utterance is too long or the history lost it.
 
         Not in a loud room: searching noise costs more (at 10 dB white noise 0.7-0.9 s per
         command on one x86 core against 0.45-0.6 s in quiet), and with the loud room's
         higher needs none of 21 commands came through that way.
         """
+        if self._again is not None and self._again[0] is stt:
+            return self._again[1]
         if not self.settings.own_mean_retry or not isinstance(self.recognizer, SearchesOwnMean):
             return None
-        if self.loud:
-            return None
-        if heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
+        if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
             return None
         heard = self._utterance_audio(heard_until, self.denoised)
         if heard is None:
             return None
         started = time.perf_counter()
-        report.own_mean = self.recognizer.search_own_mean(heard[0])
-        report.timings_ms["own_mean_search"] = _ms_since(started)
-        return report.own_mean
+        again = self.recognizer.search_own_mean(heard[0])
+        self._again = (stt, again, _ms_since(started))
+        return again
 
     def _search(self, first: float, frames: list[AudioChunk], context: AudioChunk | None) -> None:
         """Start a search at ``first`` and feed it the frames heard since."""

@@ -49,6 +49,32 @@ def test_a_command_heard_cold_comes_out_from_its_own_mean() -> None:
     assert _recognizer().search_own_mean([]).text == ""
 
 
+@pytest.mark.usefixtures("need_espeak")
+def test_a_search_from_its_own_mean_leaves_the_paused_search_as_it_was() -> None:
+    """At a pause the streaming result may not be trusted and the utterance so far is
+    searched from its own mean; if the person goes on, the streaming search goes on."""
+    recognizer = _recognizer()
+    own = _spoken("turn on the kitchen light")
+    recognizer.start(own[0].timestamp_seconds)
+    for frame in own:
+        recognizer.process(frame)
+    paused = recognizer.pause()
+    assert paused is not None and paused.text == "turn on the kitchen light"
+    other = recognizer.search_own_mean(_spoken("what time is it", "en-gb-x-rp"))
+    assert other.text == "what time is it" and other.in_grammar
+    assert recognizer.pause() is paused  # what the streaming search heard stays
+    assert recognizer.finish() is paused
+    recognizer.start(own[0].timestamp_seconds)
+    for frame in own:
+        recognizer.process(frame)
+    recognizer.pause()
+    recognizer.search_own_mean(_spoken("what time is it", "en-gb-x-rp"))
+    recognizer.resume()  # going on searches the utterance's own frames again
+    resumed = recognizer.finish()
+    assert resumed.text == "turn on the kitchen light"
+    assert resumed.words[0].start_seconds >= own[0].timestamp_seconds
+
+
 class _Again(Heard):
     """Heard ``text`` at ``score`` streaming, and ``again`` at ``again_score`` when
     searched again from its own mean."""

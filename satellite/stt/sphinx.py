@@ -171,9 +171,12 @@ class PocketSphinxRecognizer:
         35 came through from pocketsphinx's initial mean and 59 from their own. Costs a
         search of the whole utterance (about a sixth of its length on one x86 core).
         """
-        self.reset()
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
+        # searched aside: a streaming search is left as at a pause (``finish`` gives what
+        # it heard, ``resume`` searches its frames again)
+        self.pause()
+        streaming = self._context, self._start_seconds
         self._context = dataclasses.replace(
             frames[0], samples=b"".join(frame.samples for frame in frames)
         )
@@ -182,7 +185,7 @@ class PocketSphinxRecognizer:
         for frame in frames:
             self._feed(frame)
         result = self._end()
-        self._context = None
+        self._context, self._start_seconds = streaming
         return result
 
     def finish(self) -> SttResult:
