@@ -298,7 +298,7 @@ class SttSettings(_Section):
         "Search an utterance the streaming search did not trust again, from its own mean",
     )
     own_mean_shift: float = _opt(
-        4.0,
+        6.0,
         _number(0.0, 50.0),
         "How much more score a result of that search needs (0-50)",
     )
