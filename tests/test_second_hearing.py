@@ -38,20 +38,31 @@ def _spoken(text: str, voice: str = "en-us") -> list[AudioChunk]:
 
 
 @pytest.mark.usefixtures("need_espeak")
-def test_a_whole_search_aside_leaves_the_paused_search_as_it_was() -> None:
+@pytest.mark.parametrize("aside", ["search_whole", "search_own_mean"])
+def test_a_search_aside_leaves_the_paused_search_as_it_was(aside: str) -> None:
+    """The second hearing, or the utterance so far searched from its own mean at a
+    pause: if the utterance then ends, it is what the streaming search heard; if the
+    person goes on, the streaming search goes on."""
     recognizer = _recognizer()
+    search = getattr(recognizer, aside)
     own = _spoken("turn on the kitchen light")
-    recognizer.start(own[0].timestamp_seconds)
-    for frame in own:
-        recognizer.process(frame)
-    paused = recognizer.pause()
-    assert paused is not None and paused.text == "turn on the kitchen light"
-    other = recognizer.search_whole(_spoken("what time is it", "en-gb-x-rp"))
-    assert other.text == "what time is it" and other.in_grammar
-    assert recognizer.pause() is paused  # what the streaming search heard stays
-    recognizer.resume()  # and going on searches the utterance's own frames again
-    assert recognizer.finish().text == "turn on the kitchen light"
-    assert recognizer.search_whole([]).text == ""
+    for goes_on in (False, True):
+        recognizer.start(own[0].timestamp_seconds)
+        for frame in own:
+            recognizer.process(frame)
+        paused = recognizer.pause()
+        assert paused is not None and paused.text == "turn on the kitchen light"
+        other = search(_spoken("what time is it", "en-gb-x-rp"))
+        assert other.text == "what time is it" and other.in_grammar
+        assert recognizer.pause() is paused  # what the streaming search heard stays
+        if not goes_on:
+            assert recognizer.finish() is paused
+            continue
+        recognizer.resume()  # going on searches the utterance's own frames again
+        resumed = recognizer.finish()
+        assert resumed.text == "turn on the kitchen light"
+        assert resumed.words[0].start_seconds >= own[0].timestamp_seconds
+    assert search([]).text == ""
 
 
 def _recognizer() -> PocketSphinxRecognizer:
