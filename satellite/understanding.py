@@ -3,8 +3,11 @@
 The recognizer hears the utterance while it is spoken (pre-roll included). When the
 trailing silence reaches ``early_endpoint_seconds`` and what was heard is already a
 whole command, the utterance ends there instead of after the full silence timeout.
-In-domain results go through the templates at once; out-of-domain speech goes to the
-fallback worker (open transcription, then the LLM) and comes back through ``poll``.
+A result the streaming search does not trust (at that pause, or at the end) gives way to
+the utterance searched again from its own cepstral mean, if that one is trusted (in a
+quiet room). In-domain results go through the templates at once; out-of-domain speech
+goes to the fallback worker (open transcription, then the LLM) and comes back through
+``poll``.
 """
 
 from __future__ import annotations
