@@ -45,7 +45,7 @@ def test_a_command_heard_cold_comes_out_from_its_own_mean() -> None:
             assert [w.word for w in own.words] == own.text.split()
             assert frames[0].timestamp_seconds <= own.words[0].start_seconds
             right += own.text == text
-    # measured: cold 2 of 6 heard right and all 6 rejected; from their own mean 5 of 6
+    # measured: heard cold, 1 of 6 right; from their own mean, 5 of 6
     assert right >= 5
 
 
