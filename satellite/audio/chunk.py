@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,6 +98,18 @@ class AudioChunk:
             samples=np.ascontiguousarray(samples, dtype="<i2").tobytes(),
             timestamp_seconds=timestamp_seconds,
         )
+
+
+def join_frames(frames: Sequence[AudioChunk]) -> AudioChunk:
+    """Consecutive chunks of one format as one chunk, starting when the first does."""
+    first = frames[0]
+    return AudioChunk(
+        first.rate_hz,
+        first.width_bytes,
+        first.channels,
+        b"".join(frame.samples for frame in frames),
+        first.timestamp_seconds,
+    )
 
 
 def to_pipeline_format(chunk: AudioChunk) -> AudioChunk:

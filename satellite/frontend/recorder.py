@@ -16,7 +16,7 @@ import itertools
 from collections import deque
 from enum import Enum
 
-from ..audio.chunk import FRAME_MS, AudioChunk
+from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..config import RecorderSettings
 from ..events import Event, ListeningTimeout, SpeechStarted, UtteranceEnded
 
@@ -235,7 +235,7 @@ class UtteranceRecorder:
     def _finish(self, now: float, reason: str) -> list[Event]:
         keep_until = self._last_speech_end + TAIL_KEEP_SECONDS
         frames = [f for f in self._frames if f.timestamp_seconds < keep_until]
-        audio = _join(frames)
+        audio = join_frames(frames)
         event = UtteranceEnded(
             timestamp_seconds=round(now, 3),
             utterance_id=self._utterance_id,
@@ -255,14 +255,3 @@ class UtteranceRecorder:
         """In continuous mode, do not grow while waiting: history covers the pre-roll."""
         if len(self._frames) > 1:
             del self._frames[:-1]
-
-
-def _join(frames: list[AudioChunk]) -> AudioChunk:
-    first = frames[0]
-    return AudioChunk(
-        first.rate_hz,
-        first.width_bytes,
-        first.channels,
-        b"".join(f.samples for f in frames),
-        first.timestamp_seconds,
-    )

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..audio.chunk import AudioChunk
+from ..audio.chunk import AudioChunk, join_frames
 
 #: The loudest frames that stand for the speech level, and the share of the quietest
 #: frames that stands for the noise floor.
@@ -60,11 +60,7 @@ class MicHistory:
         keys = [k for k in self._order if seconds - span_seconds <= k < seconds - 1e-6]
         if not keys:
             return None
-        first = frames[keys[0]]
-        data = b"".join(frames[k].samples for k in keys)
-        return AudioChunk(
-            first.rate_hz, first.width_bytes, first.channels, data, first.timestamp_seconds
-        )
+        return join_frames([frames[k] for k in keys])
 
 
 def snr_db(audio: bytes) -> float:

@@ -14,14 +14,13 @@ grammar's own words.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..audio.chunk import FRAME_MS, AudioChunk
+from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..config import SttSettings
 from ..errors import MissingDependencyError
 from .base import SttResult, WordTiming, confidence
@@ -178,9 +177,7 @@ class PocketSphinxRecognizer:
         # it heard, ``resume`` searches its frames again)
         self.pause()
         streaming = self._context, self._start_seconds
-        self._context = dataclasses.replace(
-            frames[0], samples=b"".join(frame.samples for frame in frames)
-        )
+        self._context = join_frames(frames)
         self._start_seconds = frames[0].timestamp_seconds
         self._begin()
         for frame in frames:
