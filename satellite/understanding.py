@@ -49,8 +49,8 @@ SPEECH_ONSET_SECONDS = 0.1
 #: grammar's end within it; more only costs time).
 SECOND_HEARING_TAIL_SECONDS = 0.3
 #: Utterances longer than this are not searched again from their own mean, s. Commands
-#: are short, and the search holds up the frame loop for about a sixth of the length on
-#: one x86 core (perhaps half of it on a Pi 4): the capture queue (2 s) must absorb it.
+#: are short, and the search holds up the frame loop for about a tenth of the length on
+#: one x86 core (perhaps a third of it on a Pi 4): the capture queue (2 s) must absorb it.
 OWN_MEAN_MAX_SECONDS = 4.0
 
 

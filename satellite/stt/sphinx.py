@@ -6,10 +6,11 @@ forces any speech into some command, so the grammar's own score cannot reject
 out-of-domain speech; the per-frame log-likelihood ratio of the two searches can: good
 commands score close to the phone loop, prose far below it (see FIELD-NOTES).
 
-A third decoder, the grammar alone with narrow beams, searches an utterance again when
-asked (``search_whole``): in a loud room a device action must come out the same from the
-command heard the other way (raw or denoised). All three load a dictionary of the
-grammar's own words.
+A third decoder, the grammar with default (narrow) beams, searches an utterance again
+when asked: in a loud room a device action must come out the same from the command heard
+the other way, raw or denoised (``search_whole``); in a quiet room a command the
+streaming search did not trust is searched from its own cepstral mean, with the phone
+loop (``search_own_mean``). All three load a dictionary of the grammar's own words.
 """
 
 from __future__ import annotations
@@ -70,8 +71,12 @@ class PocketSphinxRecognizer:
         self._phones = _decoder(model_dir, dictionary, **common)
         self._phones.add_allphone_file("free", None)
         self._phones.activate_search("free")
-        #: The grammar alone, default beams: a second opinion (``search_whole``).
-        self._check = _decoder(model_dir, dictionary, fsg=fsg, lm=None, bestpath=False)
+        #: The grammar with default beams: the searches aside (``search_whole``,
+        #: ``search_own_mean``). It scores every senone as the phone loop does, or the
+        #: two scores could not be compared.
+        self._check = _decoder(model_dir, dictionary, fsg=fsg, **common)
+        #: The grammar search the phone loop is paired with now.
+        self._searching = self._grammar
         self._start_seconds = 0.0
         self._frames = 0
         self._active = False
@@ -89,10 +94,14 @@ class PocketSphinxRecognizer:
         self._start_seconds = timestamp_seconds
         self._begin()
 
-    def _begin(self) -> None:
+    def _begin(self, aside: bool = False) -> None:
+        """Start the phone loop and a grammar search: the streaming one (wide beams), or
+        ``aside`` the one that searches again (default beams)."""
+        grammar = self._check if aside else self._grammar
         # without a context, the mean live normalisation has reached carries on
-        _fresh_features((self._grammar, self._phones), self._context, self._grammar.get_cmn())
-        self._grammar.start_utt()
+        _fresh_features((grammar, self._phones), self._context, self._grammar.get_cmn())
+        self._searching = grammar
+        grammar.start_utt()
         self._phones.start_utt()
         self._active = True
         self._frames = 0
@@ -106,7 +115,7 @@ class PocketSphinxRecognizer:
         self._feed(frame)
 
     def _feed(self, frame: AudioChunk) -> None:
-        self._grammar.process_raw(frame.samples, False, False)
+        self._searching.process_raw(frame.samples, False, False)
         self._phones.process_raw(frame.samples, False, False)
         self._frames += 1
 
@@ -143,9 +152,9 @@ class PocketSphinxRecognizer:
         another way, by a third decoder (the streaming searches are left as they are).
 
         Only the words count here: no phone loop and the default beams, which in noise
-        cost about a fifth of the streaming search (0.5-0.75 against 2-4 ms per 10 ms
-        frame on one x86 core at 10 dB SNR). The result has no score; ``in_grammar``
-        says whether it is a whole sentence of the grammar.
+        cost about a quarter of the streaming search (about 0.75 against 2-4 ms per
+        10 ms frame on one x86 core at 10 dB SNR). The result has no score;
+        ``in_grammar`` says whether it is a whole sentence of the grammar.
         """
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
@@ -160,16 +169,21 @@ class PocketSphinxRecognizer:
         return SttResult(text, 1.0 if complete else 0.0, (), complete)
 
     def search_own_mean(self, frames: Sequence[AudioChunk]) -> SttResult:
-        """The utterance searched again by both streaming searches, normalised by its
-        own cepstral mean, and scored as they score.
+        """The utterance searched again, normalised by its own cepstral mean, by the
+        phone loop and the grammar with default beams, and scored as streaming results
+        are.
 
         A streaming search starts from the mean of the speech before it (the wake word)
         or, with none, from where live normalisation stands, and keeps it through the
         utterance. Far from the utterance's own, it makes commands misheard or scored
         out of the domain: of 62 clean eSpeak commands heard with no speech before them,
         40 were heard right from pocketsphinx's initial mean and 60 from their own.
-        Costs a search of the whole utterance (about a sixth of its length on one x86
-        core).
+
+        The wide beams the streaming search needs in noise gained nothing here (it is
+        not asked in a loud room): the same commands heard right and the same
+        out-of-domain sentences let through, after the wake word and alone, in two
+        thirds of the time. Costs a search of the whole utterance (about a tenth of its
+        length on one x86 core).
         """
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
@@ -179,10 +193,11 @@ class PocketSphinxRecognizer:
         streaming = self._context, self._start_seconds
         self._context = join_frames(frames)
         self._start_seconds = frames[0].timestamp_seconds
-        self._begin()
+        self._begin(aside=True)
         for frame in frames:
             self._feed(frame)
         result = self._end()
+        self._searching = self._grammar
         self._context, self._start_seconds = streaming
         return result
 
@@ -194,10 +209,10 @@ class PocketSphinxRecognizer:
     def _end(self) -> SttResult:
         if not self._active:
             return SttResult("", 0.0, in_grammar=False)
-        self._grammar.end_utt()
+        self._searching.end_utt()
         self._phones.end_utt()
         self._active = False
-        hyp = self._grammar.hyp()
+        hyp = self._searching.hyp()
         text = _hyp_text(hyp)
         words = tuple(self._words())
         score = self._utterance_score(self._score_ratio(hyp), words)
@@ -229,8 +244,9 @@ class PocketSphinxRecognizer:
 
     def reset(self) -> None:
         if self._active:
-            self._grammar.end_utt()
+            self._searching.end_utt()
             self._phones.end_utt()
+        self._searching = self._grammar
         self._active = False
         self._frames = 0
         self._ended = None
@@ -240,7 +256,7 @@ class PocketSphinxRecognizer:
         phones = self._phones.hyp()
         if not hyp or not phones or not self._frames:
             return None
-        grammar_score = _log(self._grammar, hyp.score)
+        grammar_score = _log(self._searching, hyp.score)
         phone_score = _log(self._phones, phones.score)
         if grammar_score is None or phone_score is None:
             return None
@@ -252,7 +268,7 @@ class PocketSphinxRecognizer:
             for seg in self._phones.seg() or ()
         ]
         out = []
-        for seg in self._grammar.seg() or ():
+        for seg in self._searching.seg() or ():
             if not seg.word or seg.word in _FILLERS or seg.word.startswith(("[", "(")):
                 continue
             out.append(
@@ -261,7 +277,7 @@ class PocketSphinxRecognizer:
                     round(self._start_seconds + seg.start_frame * _FRAME_SECONDS, 3),
                     round(self._start_seconds + (seg.end_frame + 1) * _FRAME_SECONDS, 3),
                     _word_score(
-                        seg.start_frame, seg.end_frame, _log(self._grammar, seg.ascore), phones
+                        seg.start_frame, seg.end_frame, _log(self._searching, seg.ascore), phones
                     ),
                 )
             )
