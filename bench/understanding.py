@@ -42,11 +42,9 @@ from satellite.nlu.llm import LlmFallback
 from satellite.pipeline import Pipeline, build_stages
 from satellite.understanding import build_understanding
 from tests import synth
-from tests.understand import commands, lines
+from tests.understand import FLOOR_RMS, commands, lines
 
 VOICES = ["en-us", "en-gb-x-rp", "en-us+m3", "en+f3", "en+m7"]
-#: RMS of the room's noise floor on a 16-bit scale (about -67 dBFS).
-NOISE_FLOOR_RMS = 15.0
 #: The loud room: white noise this far below the command, dB.
 LOUD_SNR_DB = 10.0
 TARGETS = {"intent_p95_ms": 350.0, "llm_warm_ms": 300.0, "llm_cold_ms": 1000.0, "help_recall": 0.9}
@@ -72,7 +70,7 @@ def replay(
             0.8,
             0.8 + len(command) / synth.RATE,
         )
-    audio = scene.audio + synth.white_noise(len(scene.audio) / synth.RATE, NOISE_FLOOR_RMS, seed)
+    audio = scene.audio + synth.white_noise(len(scene.audio) / synth.RATE, FLOOR_RMS, seed)
     if snr_db is not None:
         start, end = (round(t * synth.RATE) for t in scene.command_span)
         audio = synth.add_noise(audio, snr_db, seed=100 + seed, reference=audio[start:end])

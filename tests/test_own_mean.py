@@ -21,7 +21,7 @@ from satellite.config import Config
 from satellite.stt.base import SttResult
 from satellite.understanding import OWN_MEAN_MAX_SECONDS, Understanding, build_understanding
 from tests.fake_recognizer import Heard, decide, stage
-from tests.test_second_hearing import _recognizer, _spoken
+from tests.understand import sphinx_recognizer, spoken
 
 #: Per frame against the phone loop: below every need (rejected) / far above it.
 POOR = -45.0
@@ -33,8 +33,8 @@ def test_a_command_heard_cold_comes_out_from_its_own_mean() -> None:
     right = 0
     for text in ("turn on the living room light", "never mind"):
         for voice in ("en-us", "en-gb-x-rp", "en-us+m3"):
-            recognizer = _recognizer()  # new decoders: the initial mean, as heard cold
-            frames = _spoken(text, voice)
+            recognizer = sphinx_recognizer()  # new decoders: the initial mean, as heard cold
+            frames = spoken(text, voice)
             recognizer.start(frames[0].timestamp_seconds)
             for frame in frames:
                 recognizer.process(frame)
@@ -55,9 +55,9 @@ def test_searched_again_a_command_scores_as_if_streamed_from_that_mean() -> None
     score must be the one a streaming search (wide beams) from the same mean gives: the
     grammar search scores every senone as the phone loop does (scoring only its own
     active ones, it came out 15-25 per frame higher)."""
-    recognizer = _recognizer()
+    recognizer = sphinx_recognizer()
     for text, voice in (("turn off the bedroom lamp", "en-us"), ("what time is it", "en-us+m3")):
-        frames = _spoken(text, voice)
+        frames = spoken(text, voice)
         recognizer.start(frames[0].timestamp_seconds, join_frames(frames))
         for frame in frames:
             recognizer.process(frame)

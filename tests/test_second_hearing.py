@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from satellite.audio.chunk import AudioChunk
-from satellite.audio.framer import Framer
 from satellite.config import Config
 from satellite.frontend.noise import SpeexNoiseSuppressor
 from satellite.stt.base import SttResult
@@ -23,18 +22,7 @@ from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
 from tests import synth
 from tests.fake_recognizer import Heard, decide, stage
-
-FLOOR_RMS = 15.0
-
-
-def _frames(audio: synth.Float) -> list[AudioChunk]:
-    return list(Framer().push(synth.to_chunk(audio)))
-
-
-def _spoken(text: str, voice: str = "en-us") -> list[AudioChunk]:
-    speech = synth.espeak(text, voice, 160)
-    audio = np.concatenate([synth.silence(0.3), speech, synth.silence(0.4)])
-    return _frames(audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=1))
+from tests.understand import sphinx_recognizer, spoken, to_frames
 
 
 @pytest.mark.usefixtures("need_espeak")
@@ -43,16 +31,16 @@ def test_a_search_aside_leaves_the_paused_search_as_it_was(aside: str) -> None:
     """The second hearing, or the utterance so far searched from its own mean at a
     pause: if the utterance then ends, it is what the streaming search heard; if the
     person goes on, the streaming search goes on."""
-    recognizer = _recognizer()
+    recognizer = sphinx_recognizer()
     search = getattr(recognizer, aside)
-    own = _spoken("turn on the kitchen light")
+    own = spoken("turn on the kitchen light")
     for goes_on in (False, True):
         recognizer.start(own[0].timestamp_seconds)
         for frame in own:
             recognizer.process(frame)
         paused = recognizer.pause()
         assert paused is not None and paused.text == "turn on the kitchen light"
-        other = search(_spoken("what time is it", "en-gb-x-rp"))
+        other = search(spoken("what time is it", "en-gb-x-rp"))
         assert other.text == "what time is it" and other.in_grammar
         assert recognizer.pause() is paused  # what the streaming search heard stays
         if not goes_on:
@@ -63,12 +51,6 @@ def test_a_search_aside_leaves_the_paused_search_as_it_was(aside: str) -> None:
         assert resumed.text == "turn on the kitchen light"
         assert resumed.words[0].start_seconds >= own[0].timestamp_seconds
     assert search([]).text == ""
-
-
-def _recognizer() -> PocketSphinxRecognizer:
-    recognizer = build_understanding(Config(), use_llm=False, with_dialogue=False).recognizer
-    assert isinstance(recognizer, PocketSphinxRecognizer)
-    return recognizer
 
 
 def _heard(
@@ -88,14 +70,14 @@ def test_a_search_does_not_depend_on_what_the_recognizer_heard_before() -> None:
     loud = np.concatenate([synth.silence(0.3), synth.espeak("what time is it", "en-us", 160)])
     loud = synth.add_noise(loud, 10.0, seed=2, reference=loud)
     suppressor = SpeexNoiseSuppressor(30)
-    denoised = [suppressor.process(f) for f in _frames(loud)]
-    wake = _frames(synth.espeak("okay nabu", "en-us", 160))
+    denoised = [suppressor.process(f) for f in to_frames(loud)]
+    wake = to_frames(synth.espeak("okay nabu", "en-us", 160))
     context = AudioChunk(16000, 2, 1, b"".join(f.samples for f in wake), 0.0)
-    quiet = _spoken("turn on the kitchen light")
-    used = _recognizer()
+    quiet = spoken("turn on the kitchen light")
+    used = sphinx_recognizer()
     _heard(used, denoised, context)
     after = _heard(used, quiet, context)
-    fresh = _heard(_recognizer(), quiet, context)
+    fresh = _heard(sphinx_recognizer(), quiet, context)
     assert after.text == fresh.text == "turn on the kitchen light"
     assert after.score_per_frame == fresh.score_per_frame
 

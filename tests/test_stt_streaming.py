@@ -25,10 +25,9 @@ from satellite.stt.sphinx import _word_score
 from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
 from tests import synth
 from tests.fake_recognizer import Heard, decide
-from tests.understand import intents, replay
+from tests.understand import FLOOR_RMS, intents, replay
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
-FLOOR_RMS = 15.0
 
 
 @cache

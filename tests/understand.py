@@ -1,4 +1,5 @@
-"""The data sets understanding is checked on (tests/data) and a replay through the pipeline.
+"""The data sets understanding is checked on (tests/data), a replay through the pipeline,
+and the default recognizer with speech to hear.
 
 Shared by the understanding tests, the LLM tests and bench/understanding.py.
 """
@@ -9,14 +10,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from satellite.audio.chunk import AudioChunk
+from satellite.audio.framer import Framer
 from satellite.config import Config
 from satellite.events import Event
 from satellite.nlu.events import IntentRecognized
 from satellite.pipeline import Pipeline, build_stages
+from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
 from tests import synth
 
 DATA = Path(__file__).resolve().parent / "data"
+#: RMS of a quiet room's noise floor on a 16-bit scale, about -67 dBFS (a microphone
+#: never gives digital silence).
+FLOOR_RMS = 15.0
 
 
 def lines(name: str) -> list[str]:
@@ -46,3 +55,22 @@ def replay(
 
 def intents(events: list[Event]) -> list[IntentRecognized]:
     return [e for e in events if isinstance(e, IntentRecognized)]
+
+
+def to_frames(audio: synth.Float) -> list[AudioChunk]:
+    """Audio as the 10 ms frames the recognizer is fed."""
+    return list(Framer().push(synth.to_chunk(audio)))
+
+
+def spoken(text: str, voice: str = "en-us") -> list[AudioChunk]:
+    """``text`` in an eSpeak voice, with silence around it, over a quiet room's floor."""
+    speech = synth.espeak(text, voice, 160)
+    audio = np.concatenate([synth.silence(0.3), speech, synth.silence(0.4)])
+    return to_frames(audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=1))
+
+
+def sphinx_recognizer() -> PocketSphinxRecognizer:
+    """The default recognizer, with new decoders."""
+    recognizer = build_understanding(Config(), use_llm=False, with_dialogue=False).recognizer
+    assert isinstance(recognizer, PocketSphinxRecognizer)
+    return recognizer
