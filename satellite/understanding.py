@@ -287,15 +287,23 @@ class Understanding:
     ) -> tuple[list[AudioChunk], AudioChunk | None] | None:
         """The utterance's frames so far and the context before them, raw or denoised,
         from the microphone history (None when it no longer holds all of them)."""
-        if self._mic is None:
-            return None
-        frames = self._mic.frames(self._first_seconds, now_seconds + 1e-3, denoised)
-        if not frames or frames[0].timestamp_seconds > self._first_seconds + 1e-3:
+        frames = self._utterance_frames(now_seconds, denoised)
+        if frames is None or self._mic is None:
             return None
         context = None
         if self._with_context:
             context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
         return frames, context
+
+    def _utterance_frames(self, now_seconds: float, denoised: bool) -> list[AudioChunk] | None:
+        """The utterance's frames so far, raw or denoised, from the microphone history
+        (None when it no longer holds all of them)."""
+        if self._mic is None:
+            return None
+        frames = self._mic.frames(self._first_seconds, now_seconds + 1e-3, denoised)
+        if not frames or frames[0].timestamp_seconds > self._first_seconds + 1e-3:
+            return None
+        return frames
 
     def _believe(
         self, stt: SttResult, heard_until: float
@@ -332,11 +340,11 @@ class Understanding:
             return None
         if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
             return None
-        heard = self._utterance_audio(heard_until, self.denoised)
-        if heard is None:
+        frames = self._utterance_frames(heard_until, self.denoised)
+        if frames is None:
             return None
         started = time.perf_counter()
-        again = self.recognizer.search_own_mean(heard[0])
+        again = self.recognizer.search_own_mean(frames)
         self._again = (stt, again, _ms_since(started))
         return again
 
