@@ -75,8 +75,8 @@ class PocketSphinxRecognizer:
         self._check = _decoder(model_dir, dictionary, fsg=fsg, lm=None, bestpath=False)
         #: The grammar with default beams, paired with the phone loop to search again
         #: (``search_own_mean``). It scores every senone as the phone loop does, or the
-        #: two scores could not be compared; the second opinion need not, and is a
-        #: quarter faster without (about 20 MB more for a decoder of each kind).
+        #: two scores could not be compared. The second opinion need not, and is a
+        #: quarter faster without: one decoder of each kind costs about 20 MB more.
         self._again = _decoder(model_dir, dictionary, fsg=fsg, **common)
         #: The grammar search the phone loop is paired with now.
         self._searching = self._grammar
