@@ -282,6 +282,11 @@ class SttSettings(_Section):
         _number(0.0, 50.0),
         "How much more score a device action needs than other intents (0-50)",
     )
+    home_margin: float = _opt(
+        5.0,
+        _number(0.0, 50.0),
+        "How much more score Home Assistant's other intents need than care intents (0-50)",
+    )
     loud_shift: float = _opt(
         8.0,
         _number(0.0, 50.0),
@@ -304,6 +309,11 @@ class SttSettings(_Section):
     )
     early_endpoint_ms: int = _opt(
         250, _integer(0, 2000, " ms"), "Trailing silence that ends a complete command, ms; 0 = off"
+    )
+    early_endpoint_margin: float = _opt(
+        6.0,
+        _number(0.0, 50.0),
+        "How much more score a command needs to end the utterance early (0-50)",
     )
     hearing: str = _opt(
         "auto",
