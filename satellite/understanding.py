@@ -2,7 +2,9 @@
 
 The recognizer hears the utterance while it is spoken (pre-roll included). When the
 trailing silence reaches ``early_endpoint_seconds`` and what was heard is already a
-whole command, the utterance ends there instead of after the full silence timeout.
+whole command, scored ``early_endpoint_margin`` above what it needs, the utterance ends
+there instead of after the full silence timeout (a pause is not always the end: the
+first half of a sentence often fits some short command).
 A result the streaming search does not trust (at that pause, or at the end) gives way to
 the utterance searched again from its own cepstral mean, if that one is trusted (in a
 quiet room). In-domain results go through the templates at once; out-of-domain speech
