@@ -25,10 +25,16 @@ from satellite.events import Event, SpeechStarted, UtteranceEnded
 from satellite.mqtt.payloads import Command, Slots
 from satellite.mqtt.speech import EspeakCommandSynthesizer
 from satellite.nlu.events import IntentRecognized, Transcript
-from satellite.nlu.intents import DEFAULT_DOMAIN, Entity, guess_domain, merge_slots
+from satellite.nlu.intents import (
+    DEFAULT_DOMAIN,
+    Entity,
+    guess_domain,
+    load_intent_set,
+    merge_slots,
+)
 from satellite.pipeline import Pipeline, build_stages
 from satellite.slot_grammar import SlotGrammar
-from satellite.stt.factory import configured_entities
+from satellite.stt.factory import compile_grammar, configured_entities, intent_set_from_config
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
 from tests import synth
@@ -147,6 +153,22 @@ def test_slots_rebuild_the_grammar_and_the_templates(config: Config) -> None:
     # the same lists again: nothing to build
     grammar.update(("desk lamp", "Kitchen Light"), ("office",))
     assert not grammar.pending
+
+
+def test_a_grammar_is_compiled_once_for_the_same_intents_and_names(config: Config) -> None:
+    first, path = compile_grammar(config, intent_set_from_config(config))
+    again, path_again = compile_grammar(config, intent_set_from_config(config))
+    assert again is first and path_again == path
+    with_lamp = load_intent_set(
+        config.satellite.language,
+        config.nlu.intents,
+        (*configured_entities(config), Entity("desk lamp", "light", "office")),
+        (*config.nlu.areas, "office"),
+        config.satellite.area,
+    )
+    other, other_path = compile_grammar(config, with_lamp)
+    assert other is not first and other_path != path
+    assert "desk" in other.words and "desk" not in first.words
 
 
 def test_the_configured_lists_need_no_rebuild(config: Config) -> None:

@@ -35,11 +35,26 @@ def intent_set_from_config(config: Config) -> IntentSet:
     )
 
 
+#: Grammars compiled in this process, by what an intent set is loaded from. The same
+#: intents and names are not compiled twice (about 0.6 s on one x86 core): names that
+#: come back (Home Assistant's, then the configured ones again, then Home Assistant's),
+#: and the tests, which build a recognizer per recording.
+_COMPILED: dict[tuple[object, ...], Grammar] = {}
+_COMPILED_KEPT = 4
+
+
 def compile_grammar(config: Config, intent_set: IntentSet) -> tuple[Grammar, Path]:
-    """Compile (or reuse from the cache) the grammar for the active intents."""
-    language = config.satellite.language
-    words = dictionary_words(default_dictionary(language))
-    grammar = build_grammar(intent_set, words.__contains__, lambda n: number_words(n, language))
+    """Compile (or reuse, from this process or the disk cache) the grammar for the
+    active intents."""
+    language = intent_set.language
+    key = (language, intent_set.names, intent_set.entities, intent_set.areas, intent_set.area)
+    grammar = _COMPILED.get(key)
+    if grammar is None:
+        words = dictionary_words(default_dictionary(language))
+        grammar = build_grammar(intent_set, words.__contains__, lambda n: number_words(n, language))
+        if len(_COMPILED) >= _COMPILED_KEPT:
+            del _COMPILED[next(iter(_COMPILED))]
+        _COMPILED[key] = grammar
     path = cached_grammar(grammar, Path(config.stt.cache_dir).expanduser())
     return grammar, path
 
