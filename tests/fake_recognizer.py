@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from satellite.audio.chunk import AudioChunk
+from satellite.config import Config
 from satellite.events import UtteranceEnded
 from satellite.nlu.events import IntentRecognized, Transcript
-from satellite.stt.base import SttResult
+from satellite.stt.base import SpeechRecognizer, SttResult
 from satellite.stt.hearing import MicHistory
-from satellite.understanding import Understanding
+from satellite.understanding import Understanding, build_understanding
 
 
 class Heard:
@@ -38,6 +39,14 @@ class Heard:
 
     def reset(self) -> None:
         return None
+
+
+def understanding_with(recognizer: SpeechRecognizer, config: Config | None = None) -> Understanding:
+    """Understanding with ``config``'s templates and settings that hears through
+    ``recognizer``."""
+    config = config or Config()
+    base = build_understanding(config, use_llm=False, with_dialogue=False)
+    return Understanding(recognizer, base.templates, settings=config.stt)
 
 
 def decide(

@@ -28,9 +28,9 @@ from satellite.nlu.events import IntentRecognized
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
 from satellite.pipeline import Pipeline, build_stages
 from satellite.stt.base import WordTiming
-from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
+from satellite.understanding import EARLY_ENDPOINT_REASON, build_understanding
 from tests import synth
-from tests.fake_recognizer import Heard, decide, stage
+from tests.fake_recognizer import Heard, decide, stage, understanding_with
 from tests.understand import FLOOR_RMS, lines, need_llm, replay
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
@@ -49,15 +49,9 @@ WHOLE_TAKEN_FOR_OTHERS = {"espeak": 0, "flite": 1}
 PAUSED_TAKEN_FOR_OTHERS = {"espeak": 5, "flite": 8}
 
 
-def _understanding(recognizer: Heard) -> Understanding:
-    config = Config()
-    templates = build_understanding(config, use_llm=False, with_dialogue=False).templates
-    return Understanding(recognizer, templates, settings=config.stt)
-
-
 def _believed(text: str, score: float) -> bool:
     """Whether ``text``, heard at ``score`` and ended by silence, is taken as its intent."""
-    understanding = _understanding(Heard(text, score))
+    understanding = understanding_with(Heard(text, score))
     stage(understanding)
     transcript, intent = decide(understanding, 1.2, 1.5)
     assert transcript.in_grammar is (intent.intent is not None)
@@ -103,7 +97,7 @@ def _spoken_command(margin: float) -> tuple[str | None, str]:
         "turn on the kitchen light", need + margin, scene.command_span[0] + 0.1
     )
     stages = build_stages(config, continuous=False)
-    stages.understanding = _understanding(recognizer)
+    stages.understanding = understanding_with(recognizer)
     stages.prosody = None
     events = Pipeline(stages).process(synth.to_chunk(audio))
     (ended,) = [e for e in events if isinstance(e, UtteranceEnded)]

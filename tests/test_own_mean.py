@@ -19,8 +19,8 @@ import pytest
 from satellite.audio.chunk import AudioChunk, join_frames
 from satellite.config import Config
 from satellite.stt.base import SttResult
-from satellite.understanding import OWN_MEAN_MAX_SECONDS, Understanding, build_understanding
-from tests.fake_recognizer import Heard, decide, stage
+from satellite.understanding import OWN_MEAN_MAX_SECONDS, Understanding
+from tests.fake_recognizer import Heard, decide, stage, understanding_with
 from tests.understand import sphinx_recognizer, spoken
 
 #: Per frame against the phone loop: below every need (rejected) / far above it.
@@ -89,8 +89,7 @@ def _decide(
 ) -> tuple[str | None, Understanding]:
     config = Config()
     config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, own_mean_retry=retry))
-    base = build_understanding(config, use_llm=False, with_dialogue=False)
-    understanding = Understanding(recognizer, base.templates, settings=config.stt)
+    understanding = understanding_with(recognizer, config)
     stage(understanding, first_seconds)
     understanding.denoised = understanding.loud = loud  # a loud room is heard denoised
     transcript, intent = decide(understanding, 1.2, 1.5)

@@ -19,9 +19,9 @@ from satellite.config import Config
 from satellite.frontend.noise import SpeexNoiseSuppressor
 from satellite.stt.base import SttResult
 from satellite.stt.sphinx import PocketSphinxRecognizer
-from satellite.understanding import Understanding, build_understanding
+from satellite.understanding import Understanding
 from tests import synth
-from tests.fake_recognizer import Heard, decide, stage
+from tests.fake_recognizer import Heard, decide, stage, understanding_with
 from tests.understand import sphinx_recognizer, spoken, to_frames
 
 
@@ -111,9 +111,8 @@ def _decide(
     config = dataclasses.replace(
         config, stt=dataclasses.replace(config.stt, agree_when_loud=agree_when_loud)
     )
-    base = build_understanding(config, use_llm=False, with_dialogue=False)
     recognizer = _TwoHearings(text, other)
-    understanding = Understanding(recognizer, base.templates, settings=config.stt)
+    understanding = understanding_with(recognizer, config)
     stage(understanding, first_seconds)  # 1.5 s of the utterance, raw and denoised
     understanding.loud = loud
     understanding.denoised = denoised

@@ -24,7 +24,7 @@ from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
 from satellite.stt.sphinx import _word_score
 from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
 from tests import synth
-from tests.fake_recognizer import Heard, decide
+from tests.fake_recognizer import Heard, decide, understanding_with
 from tests.understand import FLOOR_RMS, intents, replay
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
@@ -220,9 +220,7 @@ def test_mic_history_keeps_both_versions_by_time() -> None:
 def test_score_needed_depends_on_the_intent_and_the_room(
     text: str, score: float, loud: bool, believed: bool
 ) -> None:
-    config = Config()
-    base = build_understanding(config, use_llm=False, with_dialogue=False)
-    understanding = Understanding(Heard(text, score), base.templates, settings=config.stt)
+    understanding = understanding_with(Heard(text, score))
     understanding.loud = loud
     transcript, intent = decide(understanding, 1.0, 1.0)
     assert transcript.in_grammar is believed
