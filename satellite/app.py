@@ -5,6 +5,10 @@ changes the satellite's state: between audio chunks it drains the one inbox that
 fills with validated commands, and the notices of the speaker thread. Home Assistant's
 slot lists (``slots``) rebuild the speech grammar in a worker thread; the frame loop swaps
 the result in between utterances (see satellite/slot_grammar.py).
+
+Whatever is to be said waits while the pipeline hears someone (after a wake word, until
+the utterance and the follow-on window after it are over): speaking then would talk over
+the person and deafen the microphone to the rest of what they say.
 """
 
 from __future__ import annotations
@@ -70,6 +74,10 @@ class FrameProcessor(Protocol):
     def set_speaking(self, speaking: bool) -> None:
         """Whether the satellite's own voice is playing (barge-in gating)."""
 
+    @property
+    def hearing(self) -> bool:
+        """Whether someone may be speaking to the satellite (replies wait)."""
+
     def on_response(self, utterance_id: str, text: str, now_seconds: float) -> list[Event]:
         """Home Assistant's answer to an utterance's intent: what to say."""
 
@@ -129,6 +137,8 @@ class SatelliteApp:
         self.slots: Slots | None = None
         self.handled: list[Command] = []
         self._speaking = False
+        #: What is to be said once the pipeline no longer hears anyone.
+        self._held: list[SpeakJob] = []
         self._notices: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._now = 0.0
         self._stopping = threading.Event()
@@ -149,9 +159,11 @@ class SatelliteApp:
                 continue
             for event in [*self.pipeline.process(chunk), *self.pipeline.poll(self._now)]:
                 self._on_event(event)
+            self._speak_held()
         if not self._stopping.is_set():  # the input ran out: a command still spoken counts
             for event in self.pipeline.end_of_input():
                 self._on_event(event)
+        self._speak_held()
 
     def poll(self) -> None:
         """Handle every queued command and speaker notice (frame loop thread)."""
@@ -164,6 +176,7 @@ class SatelliteApp:
             self.pipeline.set_speaking(speaking)
             if not self.muted:
                 self._set_state("responding" if speaking else "idle")
+        self._speak_held()
         while True:
             try:
                 command = self.inbox.get_nowait()
@@ -181,6 +194,7 @@ class SatelliteApp:
         """Let pending understanding, queued speech and TTS answers finish, then end."""
         for event in self.pipeline.poll(self._now, wait_seconds=timeout):
             self._on_event(event)
+        self._speak_held(at_last=True)
         deadline = time.monotonic() + timeout
         while not self.speaker.idle() and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -195,14 +209,14 @@ class SatelliteApp:
         """Act on one validated command."""
         self.handled.append(command)
         if isinstance(command, SayRequest):
-            self.speaker.say(SpeakJob(command.text, command.id))
+            self._say(SpeakJob(command.text, command.id))
         elif isinstance(command, SpokenResponse):
             answer = self.pipeline.on_response(command.utterance_id, command.text, self._now)
             if answer:
                 for event in answer:
                     self._on_event(event)
             elif command.text.strip():
-                self.speaker.say(SpeakJob(command.text))
+                self._say(SpeakJob(command.text))
         elif isinstance(command, TtsRequest):
             self.tts.request(command)
         elif isinstance(command, Slots):
@@ -222,7 +236,7 @@ class SatelliteApp:
             self.muted = False
             self._set_state("responding" if self._speaking else "idle")
         elif command.command == "stop":
-            self.speaker.stop()
+            self._stop_speaking()
         elif command.command == "volume" and command.volume is not None:
             self.speaker.volume = command.volume
 
@@ -230,10 +244,10 @@ class SatelliteApp:
         if isinstance(event, BargeIn):
             self.speaker.stop()
         elif isinstance(event, ReplyRequested):
-            self.speaker.say(SpeakJob(event.text))
+            self._say(SpeakJob(event.text))
         elif isinstance(event, PlaybackControl):
             if event.action == "stop":
-                self.speaker.stop()
+                self._stop_speaking()
             elif event.action == "volume":
                 self.speaker.volume = event.volume / 100.0
         if isinstance(event, StateChanged):
@@ -241,6 +255,27 @@ class SatelliteApp:
                 self._set_state(event.state, event.timestamp_seconds)
             return
         self.events.publish_event(event)
+
+    def _say(self, job: SpeakJob) -> None:
+        """Say it now, or once nobody is speaking to the satellite."""
+        if self.pipeline.hearing or self._held:
+            self._held.append(job)
+        else:
+            self.speaker.say(job)
+
+    def _speak_held(self, at_last: bool = False) -> None:
+        """Pass on what waited, in order, when the pipeline no longer hears anyone (and
+        ``at_last``, when the satellite is closing)."""
+        if self._held and (at_last or not self.pipeline.hearing):
+            held, self._held = self._held, []
+            for job in held:
+                self.speaker.say(job)
+
+    def _stop_speaking(self) -> None:
+        """Stop: what is playing, what is queued and what waited (requests among them
+        are answered ``stopped``)."""
+        self._speak_held(at_last=True)
+        self.speaker.stop()
 
     def _set_state(self, state: str, when: float | None = None, force: bool = False) -> None:
         if state == self.state and not force:

@@ -176,6 +176,12 @@ class RecorderSettings(_Section):
     min_speech_ms: int = _opt(
         90, _integer(30, 1000, " ms"), "Speech needed to count as an onset, ms (30-1000)"
     )
+    follow_on_ms: int = _opt(
+        1000,
+        _integer(0, 5000, " ms"),
+        "After the wake word's utterance: speech that begins this soon after its end is "
+        "heard too, with no wake word, ms (0: off)",
+    )
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,17 @@ class Pipeline:
         return self._state
 
     @property
+    def hearing(self) -> bool:
+        """True while someone may be speaking to the satellite: after a wake word, until
+        the utterance and the follow-on window after it are over (in continuous mode:
+        during an utterance). Replies wait for it to pass rather than talk over the
+        person and deafen the microphone."""
+        recorder = self.stages.recorder
+        if recorder.continuous:
+            return recorder.phase is Phase.IN_SPEECH
+        return recorder.active
+
+    @property
     def speaking(self) -> bool:
         """True while the satellite's own voice is playing (see ``set_speaking``)."""
         return self._speaking
@@ -161,21 +172,26 @@ class Pipeline:
     def end_of_input(self) -> list[Event]:
         """The input ran out (a file ended): an utterance still being spoken ends at the
         last frame, with reason ``end_of_input``, and is understood like any other
-        instead of being lost. Call it after the last ``process``."""
+        instead of being lost; a follow-on window still open closes. Call it after the
+        last ``process``."""
         events: list[Event] = []
         recorder = self.stages.recorder
         last = self._last_frame
-        if last is None or recorder.phase is not Phase.IN_SPEECH:
+        if last is None:
             return events
-        no_events: list[Event] = []
-        ended = self._guard(
-            recorder,
-            lambda f: recorder.end_now(f.end_seconds, END_OF_INPUT_REASON),
-            last,
-            no_events,
-            events,
-        )
-        self._settle(last, ended, events)
+        if recorder.phase is Phase.IN_SPEECH:
+            no_events: list[Event] = []
+            ended = self._guard(
+                recorder,
+                lambda f: recorder.end_now(f.end_seconds, END_OF_INPUT_REASON),
+                last,
+                no_events,
+                events,
+            )
+            self._settle(last, ended, events)
+        if recorder.following_on:  # nobody can go on speaking now
+            recorder.reset()
+            self._set_state(State.IDLE, last.end_seconds, events)
         return events
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
@@ -219,6 +235,9 @@ class Pipeline:
             hit = self._guard(s.wake, s.wake.process, clean, None, events)
         clean = self._guard(s.gain, s.gain.process, clean, clean, events)
 
+        if hit is not None and s.recorder.following_on:
+            self._start_over(hit, clean, events)
+            return
         if not s.recorder.active:
             s.recorder.remember(clean)
             if hit is not None:
@@ -236,6 +255,16 @@ class Pipeline:
             return  # the satellite's own voice: not for the VAD or the recorder
         probability = self._guard(s.vad, s.vad.process, clean, 0.0, events)
         self._record(clean, probability, events)
+
+    def _start_over(self, hit: WakeHit, frame: AudioChunk, events: list[Event]) -> None:
+        """A wake word while listening on after an utterance: what the recorder took for
+        a follow-on was the wake word, so drop it and listen for the command after it."""
+        self.stages.recorder.reset()
+        self.stages.recorder.remember(frame)
+        understanding = self.stages.understanding
+        if understanding is not None:
+            self._guard(understanding, lambda _f: understanding.reset(), frame, None, events)
+        self._on_wake(hit, events)
 
     def _on_wake(self, hit: WakeHit, events: list[Event]) -> None:
         s = self.stages

@@ -9,7 +9,10 @@ A result the streaming search does not trust (at that pause, or at the end) give
 the utterance searched again from its own cepstral mean, if that one is trusted (in a
 quiet room). In-domain results go through the templates at once; out-of-domain speech
 goes to the fallback worker (open transcription, then the LLM) and comes back through
-``poll``.
+``poll``. A follow-on utterance (heard after another with no wake word, from the start
+of that one: see frontend/recorder.py) gets no reply when it is not understood (it may
+not have been meant for the satellite) or understood as the utterance before it was
+(the person only went on after a pause: that was already done).
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ SECOND_HEARING_TAIL_SECONDS = 0.3
 #: are short, and the search holds up the frame loop for about a tenth of the length on
 #: one x86 core (perhaps a third of it on a Pi 4): the capture queue (2 s) must absorb it.
 OWN_MEAN_MAX_SECONDS = 4.0
+#: Reports kept, of the latest utterances.
+REPORTS_KEPT = 64
 
 
 @dataclass(slots=True)
@@ -109,6 +114,9 @@ class Understanding:
         self.prosody: ProsodyMonitor | None = None
         self.reports: dict[str, UtteranceReport] = {}
         self._pending: dict[str, concurrent.futures.Future[IntentResult]] = {}
+        #: Follow-on utterances not yet concluded, and the utterance each went on from.
+        self._follow_ons: dict[str, str] = {}
+        self._last_ended = ""
         self._checked_silence = False
         self._listening = False
         #: The last grammar result the templates read, and what they made of it.
@@ -131,15 +139,18 @@ class Understanding:
         (see stt/hearing.py), never the gained audio: the gain moves while it speaks.
         """
         out: list[Event] = []
-        started = any(isinstance(e, SpeechStarted) for e in new_events)
+        started = [e for e in new_events if isinstance(e, SpeechStarted)]
         if started:
             self._start(frame, recorder, mic)
+            if recorder.following_on:
+                self._follow_ons[started[-1].utterance_id] = self._last_ended
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
             self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
             out.extend(self._maybe_end_early(frame, recorder))
         for event in [*new_events, *out]:
             if isinstance(event, UtteranceEnded) and self._listening:
                 self._listening = False
+                self._last_ended = event.utterance_id
                 out.extend(self._understand(event))
         return out
 
@@ -200,6 +211,8 @@ class Understanding:
             utterance.utterance_id, utterance.start_seconds, utterance.end_seconds, utterance.reason
         )
         self.reports[utterance.utterance_id] = report
+        while len(self.reports) > REPORTS_KEPT:
+            del self.reports[next(iter(self.reports))]
         started = time.perf_counter()
         self._judge_loudness(utterance.timestamp_seconds)
         stt = self.recognizer.finish()
@@ -482,9 +495,24 @@ class Understanding:
                 text=result.text,
             )
         ]
-        if self.dialogue is not None:
+        if self.dialogue is not None and not self._said_before(utterance_id, result):
             events.extend(self.dialogue.handle(result, utterance_id, now))
         return events
+
+    def _said_before(self, utterance_id: str, result: IntentResult) -> bool:
+        """Whether a follow-on is to be let pass without a word: not understood, or
+        understood as the utterance it went on from (already answered)."""
+        before = self._follow_ons.pop(utterance_id, None)
+        if before is None:
+            return False
+        if result.intent is None:
+            return True
+        report = self.reports.get(before)
+        previous = report.intent if report is not None else None
+        return previous is not None and (previous.intent, previous.slots) == (
+            result.intent,
+            result.slots,
+        )
 
     def replace_recognizer(
         self, recognizer: SpeechRecognizer, templates: TemplateRecognizer
@@ -505,6 +533,8 @@ class Understanding:
         self.recognizer.reset()
         self._listening = False
         self._checked_silence = False
+        for dropped in set(self._follow_ons) - set(self._pending):  # will not conclude
+            del self._follow_ons[dropped]
 
 
 def _words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:

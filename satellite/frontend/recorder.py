@@ -8,6 +8,16 @@ detection, which lands inside or just after the wake word (microWakeWord fires
 tail: the command's onset is the first speech that follows a short gap. If the person
 ran straight on without a gap, the onset is the detection time itself. In continuous
 mode (no wake word), every onset after silence starts an utterance.
+
+After the wake word's utterance ends, the recorder listens on for ``follow_on_ms``
+from the end of its speech: speech that begins within that window starts another
+utterance with no wake word (a *follow-on*; at most ``MAX_FOLLOW_ONS`` after one wake
+word). Its audio reaches back to the start of the utterance before it: it is the whole
+sentence, pause included, as a listener would take it in. A person who pauses
+mid-sentence ("I feel dizzy, ... please get the nurse") is then heard to the end, even
+when the pause ended the first half as a command. No window follows an utterance cut at
+its longest (that was no pause). When the window passes in silence, the recorder goes
+idle without an event.
 """
 
 from __future__ import annotations
@@ -31,6 +41,9 @@ WAKE_TAIL_LIMIT_SECONDS = 0.3
 TAIL_KEEP_SECONDS = 0.2
 #: Below ``threshold - hysteresis`` a frame counts as silence.
 HYSTERESIS = 0.15
+#: Follow-on utterances heard after one wake word, at most: each one opens the window
+#: again, and a television must not keep the satellite listening without end.
+MAX_FOLLOW_ONS = 2
 _FRAME_SECONDS = FRAME_MS / 1000.0
 
 
@@ -63,6 +76,7 @@ class UtteranceRecorder:
         self.end_lag_seconds = lag_seconds if end_lag_seconds is None else end_lag_seconds
         self.continuous = continuous
         self._pre_roll_seconds = settings.pre_roll_ms / 1000.0
+        self._follow_on_seconds = settings.follow_on_ms / 1000.0
         history_seconds = WAKE_SEARCH_BACK_SECONDS + max(self._pre_roll_seconds, warm_up_seconds)
         history_frames = int(history_seconds / _FRAME_SECONDS) + 1
         self._history: deque[AudioChunk] = deque(maxlen=history_frames)
@@ -80,6 +94,12 @@ class UtteranceRecorder:
     def active(self) -> bool:
         """True while an utterance is being looked for or recorded."""
         return self._phase is not Phase.IDLE
+
+    @property
+    def following_on(self) -> bool:
+        """True while listening on after an utterance with no wake word needed, and while
+        recording what the person said then (a follow-on utterance)."""
+        return self._follow_on_until is not None
 
     @property
     def frames(self) -> list[AudioChunk]:
@@ -118,6 +138,12 @@ class UtteranceRecorder:
         self._silence_seconds = 0.0
         self._onset_seconds = 0.0
         self._last_speech_end = 0.0
+        #: While following on: when the window for the follow-on's onset closes, s.
+        self._follow_on_until: float | None = None
+        self._follow_ons = 0
+        #: While following on: the previous utterance's frames, which a follow-on's audio
+        #: begins with.
+        self._carried: list[AudioChunk] = []
         if self.continuous:
             self._begin(Phase.AWAITING_ONSET, 0.0)
         else:
@@ -136,6 +162,9 @@ class UtteranceRecorder:
         mistaken for the gap after the wake word.
         """
         self._begin(Phase.WAKE_TAIL, wake_seconds)
+        self._follow_on_until = None
+        self._follow_ons = 0
+        self._carried = []
         search_from = wake_seconds - WAKE_SEARCH_BACK_SECONDS - 1e-9
         warm_up = [f for f in self._history if f.timestamp_seconds < search_from]
         search = [f for f in self._history if f.timestamp_seconds >= search_from]
@@ -188,6 +217,10 @@ class UtteranceRecorder:
         min_speech = self.settings.min_speech_ms / 1000.0
         if self._speech_run_start is not None and self._speech_run_seconds >= min_speech:
             return self._onset(self._speech_run_start)
+        if self._follow_on_until is not None:
+            if now >= self._follow_on_until:
+                self.reset()  # nothing followed: the conversation is over
+            return []
         if not self.continuous and now - self._wake_seconds >= self.settings.listen_timeout_seconds:
             event = ListeningTimeout(
                 timestamp_seconds=round(now, 3), utterance_id=self._utterance_id
@@ -220,12 +253,17 @@ class UtteranceRecorder:
         self._phase = Phase.IN_SPEECH
         self._onset_seconds = onset_seconds
         self._silence_seconds = 0.0
-        audio_from = onset_seconds - self._pre_roll_seconds
-        first = self._frames[0].timestamp_seconds if self._frames else float("inf")
-        earlier = [f for f in self._history if f.timestamp_seconds < first]
-        self._frames = [
-            f for f in earlier + self._frames if f.timestamp_seconds >= audio_from - 1e-9
-        ]
+        if self._follow_on_until is not None:
+            self._follow_ons += 1
+            self._frames = self._carried + self._frames
+            self._carried = []
+        else:
+            audio_from = onset_seconds - self._pre_roll_seconds
+            first = self._frames[0].timestamp_seconds if self._frames else float("inf")
+            earlier = [f for f in self._history if f.timestamp_seconds < first]
+            self._frames = [
+                f for f in earlier + self._frames if f.timestamp_seconds >= audio_from - 1e-9
+            ]
         return [
             SpeechStarted(
                 timestamp_seconds=round(onset_seconds, 3), utterance_id=self._utterance_id
@@ -247,9 +285,22 @@ class UtteranceRecorder:
         )
         if self.continuous:
             self._begin(Phase.AWAITING_ONSET, now)
-        else:
+        elif reason == "max_length":  # a pause did not end it: nothing follows on
             self.reset()
+        else:
+            self._listen_on(now)
         return [event]
+
+    def _listen_on(self, now: float) -> None:
+        """After an utterance (wake word mode): open the follow-on window, or go idle."""
+        until = self._last_speech_end + self._follow_on_seconds
+        if self._follow_on_seconds <= 0 or self._follow_ons >= MAX_FOLLOW_ONS or now >= until:
+            self.reset()
+            return
+        carried = self._frames
+        self._begin(Phase.AWAITING_ONSET, now)  # keeps the count of follow-ons
+        self._follow_on_until = until
+        self._carried = carried
 
     def _trim_waiting_frames(self) -> None:
         """In continuous mode, do not grow while waiting: history covers the pre-roll."""

@@ -1,0 +1,241 @@
+"""After the wake word's utterance, the satellite listens on for the rest.
+
+A person who pauses mid-sentence ("I feel dizzy, ... please get the nurse") is heard to
+the end: speech that begins within ``recorder.follow_on_ms`` of the end of an utterance
+starts another one with no wake word (a follow-on), whose audio is the whole sentence.
+Replies wait until the window has passed, so the satellite neither talks over the
+person nor deafens its microphone to them; a follow-on that is not understood, or
+understood as the utterance before it, gets no reply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import queue
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from satellite.app import SatelliteApp
+from satellite.audio.chunk import AudioChunk
+from satellite.audio.io import NullSink
+from satellite.config import Config, validate
+from satellite.dialogue import Dialogue
+from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
+from satellite.frontend.recorder import MAX_FOLLOW_ONS
+from satellite.mqtt.payloads import Command
+from satellite.mqtt.speech import EspeakCommandSynthesizer
+from satellite.nlu.events import IntentRecognized, ReplyRequested
+from satellite.pipeline import Pipeline, build_stages
+from tests import synth
+from tests.fake_recognizer import Heard, understanding_with
+
+pytestmark = pytest.mark.usefixtures("need_espeak")
+
+TOLERANCE_SECONDS = 0.15
+#: A window long enough that speech after an utterance ended on silence falls in it.
+WIDE = {"frontend": {"recorder": {"follow_on_ms": 2000}}}
+
+
+def _conversation(
+    parts: list[str], gaps: list[float], wake_before: tuple[int, ...] = (0,)
+) -> tuple[synth.Float, list[tuple[float, float]]]:
+    """``parts`` spoken one after another with ``gaps`` between them, 'okay nabu' before
+    those indexed by ``wake_before``; the audio and each part's (start, end), s."""
+    pieces = [synth.silence(1.0)]
+    spans = []
+    position = 1.0
+    for index, part in enumerate(parts):
+        if index in wake_before:
+            wake = synth.espeak("okay nabu", "en-us", 150)
+            pieces += [wake, synth.silence(0.45)]
+            position += (len(wake) / synth.RATE) + 0.45
+        speech = synth.espeak(part, "en-us", 150)
+        pieces.append(speech)
+        spans.append((position, position + len(speech) / synth.RATE))
+        position = spans[-1][1]
+        gap = gaps[index] if index < len(gaps) else 2.5
+        pieces.append(synth.silence(gap))
+        position += gap
+    return np.concatenate(pieces), spans
+
+
+def _run(audio: synth.Float, config: Config) -> list[Event]:
+    return Pipeline.from_config(config).process(synth.to_chunk(audio))
+
+
+def _utterances(events: list[Event]) -> list[UtteranceEnded]:
+    return [e for e in events if isinstance(e, UtteranceEnded)]
+
+
+def test_speech_soon_after_an_utterance_is_heard_without_a_wake_word() -> None:
+    audio, spans = _conversation(["what time is it", "and please call the nurse"], [1.2])
+    events = _run(audio, validate(WIDE))
+    assert len([e for e in events if isinstance(e, WakeDetected)]) == 1
+    first, second = _utterances(events)
+    assert first.utterance_id != second.utterance_id
+    for utterance, (start, end) in zip((first, second), spans, strict=True):
+        assert abs(utterance.start_seconds - start) <= TOLERANCE_SECONDS
+        assert abs(utterance.end_seconds - end) <= TOLERANCE_SECONDS
+    # the follow-on's audio is the whole sentence: it begins where the first one's does
+    assert second.audio is not None and first.audio is not None
+    assert second.audio_start_seconds == first.audio_start_seconds
+    assert second.audio.end_seconds >= spans[1][1]
+    # listening all along, idle once the window after the follow-on has passed
+    states = [(e.state, e.timestamp_seconds) for e in events if isinstance(e, StateChanged)]
+    assert [s for s, _ in states] == ["listening", "idle"]
+    assert states[1][1] >= second.end_seconds + 2.0 - 0.01
+
+
+@pytest.mark.parametrize(
+    ("overrides", "gap"),
+    [(WIDE, 2.5), ({"frontend": {"recorder": {"follow_on_ms": 0}}}, 1.2)],
+    ids=["after_the_window", "window_off"],
+)
+def test_speech_outside_the_window_needs_the_wake_word(
+    overrides: dict[str, object], gap: float
+) -> None:
+    audio, spans = _conversation(["what time is it", "and please call the nurse"], [gap])
+    events = _run(audio, validate(overrides))
+    (only,) = _utterances(events)
+    assert abs(only.end_seconds - spans[0][1]) <= TOLERANCE_SECONDS
+    states = [e.state for e in events if isinstance(e, StateChanged)]
+    assert states == ["listening", "idle"]
+
+
+def test_a_wake_word_hears_only_so_many_follow_ons() -> None:
+    parts = ["what time is it", "turn on the light", "turn it off again", "call the nurse"]
+    audio, spans = _conversation(parts, [1.2, 1.2, 1.2])
+    heard = _utterances(_run(audio, validate(WIDE)))
+    assert len(heard) == 1 + MAX_FOLLOW_ONS
+    for utterance, (start, _) in zip(heard, spans, strict=False):
+        assert abs(utterance.start_seconds - start) <= TOLERANCE_SECONDS
+
+
+def test_no_follow_on_after_an_utterance_cut_at_its_longest() -> None:
+    words = "the quick brown fox jumps over the lazy dog and runs into the forest " * 2
+    audio, _ = _conversation([words], [])
+    config = validate({"frontend": {"recorder": {"max_utterance_seconds": 2.0}}})
+    (cut,) = _utterances(_run(audio, config))
+    assert cut.reason == "max_length"
+
+
+def test_a_wake_word_in_the_window_starts_over() -> None:
+    """'okay nabu' said again just after a command is not a follow-on: the command
+    after it is heard from its own onset, without the wake word in it."""
+    audio, spans = _conversation(["what time is it", "turn on the light"], [1.2], (0, 1))
+    events = _run(audio, validate(WIDE))
+    assert len([e for e in events if isinstance(e, WakeDetected)]) == 2
+    utterances = _utterances(events)
+    assert abs(utterances[0].end_seconds - spans[0][1]) <= TOLERANCE_SECONDS
+    assert abs(utterances[-1].start_seconds - spans[1][0]) <= TOLERANCE_SECONDS
+    assert abs(utterances[-1].end_seconds - spans[1][1]) <= TOLERANCE_SECONDS
+    # the wake word was taken for a follow-on first: its utterance never ended
+    started = [e.utterance_id for e in events if isinstance(e, SpeechStarted)]
+    assert len(started) == len(utterances) + 1
+
+
+class _HeardInTurn(Heard):
+    """Heard each of ``texts`` in turn, one per utterance, at ``score``."""
+
+    def __init__(self, texts: list[str], score: float) -> None:
+        super().__init__(texts[0], score)
+        self.texts = texts
+        self.heard = 0
+
+    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
+        text = self.texts[min(self.heard, len(self.texts) - 1)]
+        self.result = dataclasses.replace(self.result, text=text)
+        self.heard += 1
+
+
+@pytest.mark.parametrize(
+    ("heard", "score", "intents", "replied"),
+    [
+        (["what time is it", "what's the date"], 100.0, ["GetTime", "GetDate"], [0, 1]),
+        # not understood: 'sorry' to the wake word's utterance, silence to the follow-on
+        (["what time is it"], -100.0, [None, None], [0]),
+        # understood as the utterance before it: the person only went on after a pause
+        (["what time is it"], 100.0, ["GetTime", "GetTime"], [0]),
+    ],
+    ids=["understood", "not_understood", "understood_as_before"],
+)
+def test_a_follow_on_is_answered_only_when_it_asks_something_new(
+    heard: list[str], score: float, intents: list[str | None], replied: list[int]
+) -> None:
+    config = validate(WIDE)
+    audio, _ = _conversation(["what time is it", "and what's the date"], [1.2])
+    understanding = understanding_with(_HeardInTurn(heard, score), config)
+    understanding.dialogue = Dialogue()
+    stages = build_stages(config)
+    stages.understanding = understanding
+    stages.prosody = None
+    events = Pipeline(stages).process(synth.to_chunk(audio))
+    ids = [u.utterance_id for u in _utterances(events)]
+    decided = [(e.utterance_id, e.intent) for e in events if isinstance(e, IntentRecognized)]
+    assert decided == list(zip(ids, intents, strict=True))
+    replies = [e.utterance_id for e in events if isinstance(e, ReplyRequested)]
+    assert replies == [ids[i] for i in replied]
+
+
+# --- replies wait -------------------------------------------------------------------------
+
+
+class _Events:
+    """The app's event sink: keeps them."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def publish_event(self, event: Event) -> None:
+        self.events.append(event)
+
+
+class _Sink(NullSink):
+    """Tells whether anything was played (from the speaker's thread)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.played = threading.Event()
+
+    def write(self, chunk: AudioChunk) -> None:
+        super().write(chunk)
+        self.played.set()
+
+
+def test_a_reply_waits_until_the_person_has_finished() -> None:
+    """'what time is it' is answered on the device at once; the answer is spoken only
+    when the follow-on window has passed, though the speaker had time to say it."""
+    config = validate(WIDE)
+    audio, _ = _conversation(["what time is it"], [])
+    understanding = understanding_with(Heard("what time is it", 100.0), config)
+    understanding.dialogue = Dialogue()
+    stages = build_stages(config)
+    stages.understanding = understanding
+    stages.prosody = None
+    pipeline = Pipeline(stages)
+    sink, sent = _Sink(), _Events()
+    inbox: queue.Queue[Command] = queue.Queue()
+    app = SatelliteApp(pipeline, sent, inbox, EspeakCommandSynthesizer(), sink, lambda *_: None)
+    seen: list[tuple[bool, bool]] = []
+
+    def chunks() -> Iterator[AudioChunk]:
+        step = 1600
+        samples = synth.to_chunk(audio).to_int16()
+        for start in range(0, len(samples), step):
+            if any(isinstance(e, ReplyRequested) for e in sent.events) and pipeline.hearing:
+                time.sleep(0.3)  # the speaker would have begun by now
+                seen.append((pipeline.hearing, sink.played.is_set()))
+            yield AudioChunk.from_int16(
+                samples[start : start + step], timestamp_seconds=start / synth.RATE
+            )
+
+    try:
+        app.run(chunks())
+        assert seen and all(hearing and not played for hearing, played in seen), seen
+        assert sink.played.wait(30.0)  # ... and spoken once the window had passed
+    finally:
+        app.close()
