@@ -11,7 +11,10 @@ decided it (STT finish, templates). It is measured with early endpointing on and
 in a loud room (white noise at 10 dB SNR), where a device action is searched a second
 time, heard the other way (raw and denoised), before it is done, and alone with no wake
 word before them (continuous listening). An utterance the streaming search did not trust
-is searched again from its own cepstral mean: how often, and what it cost.
+is searched again from its own cepstral mean: how often, and what it cost. A reply may
+begin once the pipeline no longer hears anyone: after a wake word, when the follow-on
+window after the command has passed (``recorder.follow_on_ms`` from the end of speech):
+how long after the end of speech that is.
 The LLM fallback is timed on the help phrasings (warm), from its very first start (the
 prompt prefix evaluated) and from a start with that cached. Writes
 bench/results/understanding.json and prints a table.
@@ -99,6 +102,8 @@ def replay(
                 result["reason"] = report.reason
                 result["second_hearing_ms"] = report.timings_ms.get("second_hearing")
                 result["own_mean_ms"] = report.timings_ms.get("own_mean_search")
+        if "latency_ms" in result and "reply_ms" not in result and not pipeline.hearing:
+            result["reply_ms"] = (chunk.end_seconds - end_seconds) * 1000.0
     result["frame_ns"] = stt_ns
     result["audio_seconds"] = len(samples) / synth.RATE
     return result
@@ -120,6 +125,7 @@ def run_commands(
     cpu = sum(frame_ns) / 1e9 / sum(o["audio_seconds"] for o in outcomes)
     second = [o["second_hearing_ms"] for o in outcomes if o.get("second_hearing_ms") is not None]
     again = [o["own_mean_ms"] for o in outcomes if o.get("own_mean_ms") is not None]
+    replies = [o["reply_ms"] for o in outcomes if "reply_ms" in o]
     return {
         "utterances": len(outcomes),
         "intent_accuracy": round(
@@ -138,6 +144,8 @@ def run_commands(
         # utterances the streaming search did not trust, searched again from their own mean
         "own_mean_searches": len(again),
         "own_mean_search": _latency(again),
+        # end of speech -> a reply may begin (the follow-on window passed)
+        "reply_may_begin": _latency(replies),
     }
 
 
@@ -224,6 +232,7 @@ def main() -> int:
             r["own_mean_searches"],
             r["own_mean_search"].get("p50_ms"),
             r["own_mean_search"].get("p95_ms"),
+            r["reply_may_begin"].get("p50_ms"),
         ]
         for name, r in (
             ("early endpoint", early),
@@ -250,6 +259,7 @@ def main() -> int:
             "again",
             "again p50",
             "again p95",
+            "reply p50",
         ],
         rows,
     )
