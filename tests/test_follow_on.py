@@ -25,7 +25,7 @@ from satellite.audio.io import NullSink
 from satellite.config import Config, validate
 from satellite.dialogue import Dialogue
 from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
-from satellite.frontend.recorder import MAX_FOLLOW_ONS
+from satellite.frontend.recorder import FOLLOW_ON_CARRY_SECONDS, MAX_FOLLOW_ONS
 from satellite.mqtt.payloads import Command
 from satellite.mqtt.speech import EspeakCommandSynthesizer
 from satellite.nlu.events import IntentRecognized, ReplyRequested
@@ -113,6 +113,17 @@ def test_a_wake_word_hears_only_so_many_follow_ons() -> None:
     assert len(heard) == 1 + MAX_FOLLOW_ONS
     for utterance, (start, _) in zip(heard, spans, strict=False):
         assert abs(utterance.start_seconds - start) <= TOLERANCE_SECONDS
+
+
+def test_a_follow_on_reaches_back_only_so_far() -> None:
+    """The recognizer hears a follow-on's audio at once when it starts: after a long
+    utterance it begins at most ``FOLLOW_ON_CARRY_SECONDS`` before the end of that."""
+    words = "the quick brown fox jumps over the lazy dog and runs into the forest " * 2
+    audio, _ = _conversation([words, "please call the nurse"], [1.2])
+    first, second = _utterances(_run(audio, validate(WIDE)))
+    assert first.end_seconds - first.start_seconds > FOLLOW_ON_CARRY_SECONDS + 1.0
+    assert second.audio_start_seconds > first.audio_start_seconds
+    assert second.audio_start_seconds >= first.timestamp_seconds - FOLLOW_ON_CARRY_SECONDS - 0.011
 
 
 def test_no_follow_on_after_an_utterance_cut_at_its_longest() -> None:

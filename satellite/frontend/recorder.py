@@ -12,8 +12,9 @@ mode (no wake word), every onset after silence starts an utterance.
 After the wake word's utterance ends, the recorder listens on for ``follow_on_ms``
 from the end of its speech: speech that begins within that window starts another
 utterance with no wake word (a *follow-on*; at most ``MAX_FOLLOW_ONS`` after one wake
-word). Its audio reaches back to the start of the utterance before it: it is the whole
-sentence, pause included, as a listener would take it in. A person who pauses
+word). Its audio reaches back to the start of the utterance before it (at most
+``FOLLOW_ON_CARRY_SECONDS``): it is the whole sentence, pause included, as a listener
+would take it in. A person who pauses
 mid-sentence ("I feel dizzy, ... please get the nurse") is then heard to the end, even
 when the pause ended the first half as a command. No window follows an utterance cut at
 its longest (that was no pause). When the window passes in silence, the recorder goes
@@ -44,6 +45,10 @@ HYSTERESIS = 0.15
 #: Follow-on utterances heard after one wake word, at most: each one opens the window
 #: again, and a television must not keep the satellite listening without end.
 MAX_FOLLOW_ONS = 2
+#: A follow-on's audio reaches back this far at most, s: the recognizer hears all of it
+#: in the frame that starts the follow-on (about a tenth of it in time on one x86 core),
+#: and the sentences worth hearing whole are short.
+FOLLOW_ON_CARRY_SECONDS = 5.0
 _FRAME_SECONDS = FRAME_MS / 1000.0
 
 
@@ -297,7 +302,7 @@ class UtteranceRecorder:
         if self._follow_on_seconds <= 0 or self._follow_ons >= MAX_FOLLOW_ONS or now >= until:
             self.reset()
             return
-        carried = self._frames
+        carried = self._frames[-round(FOLLOW_ON_CARRY_SECONDS / _FRAME_SECONDS) :]
         self._begin(Phase.AWAITING_ONSET, now)  # keeps the count of follow-ons
         self._follow_on_until = until
         self._carried = carried
