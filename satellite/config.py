@@ -321,6 +321,11 @@ class SttSettings(_Section):
         _number(0.0, 50.0),
         "How much more score a command needs to end the utterance early (0-50)",
     )
+    follow_on_margin: float = _opt(
+        6.0,
+        _number(0.0, 50.0),
+        "How much more score a follow-on (the sentence heard again after a pause) needs",
+    )
     hearing: str = _opt(
         "auto",
         _choice(STT_INPUTS),

@@ -10,9 +10,10 @@ the utterance searched again from its own cepstral mean, if that one is trusted 
 quiet room). In-domain results go through the templates at once; out-of-domain speech
 goes to the fallback worker (open transcription, then the LLM) and comes back through
 ``poll``. A follow-on utterance (heard after another with no wake word, from the start
-of that one: see frontend/recorder.py) gets no reply when it is not understood (it may
-not have been meant for the satellite) or understood as the utterance before it was
-(the person only went on after a pause: that was already done).
+of that one: see frontend/recorder.py) needs ``follow_on_margin`` more score, as the
+grammar lays words over the pause inside it. It gets no reply when it is not understood
+(it may not have been meant for the satellite) or understood as the utterance before it
+was (the person only went on after a pause: that was already done).
 """
 
 from __future__ import annotations
@@ -224,7 +225,10 @@ class Understanding:
             utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
         )
         streamed = stt
-        stt, result, trusted, shift = self._believe(stt, heard_until)
+        margin = (
+            self.settings.follow_on_margin if utterance.utterance_id in self._follow_ons else 0.0
+        )
+        stt, result, trusted, shift = self._believe(stt, heard_until, margin)
         if self._again is not None and self._again[0] is streamed:
             report.own_mean = self._again[1]
             report.timings_ms["own_mean_search"] = self._again[2]

@@ -192,6 +192,23 @@ def test_a_follow_on_is_answered_only_when_it_asks_something_new(
     assert replies == [ids[i] for i in replied]
 
 
+@pytest.mark.parametrize("above", [0.5, -0.5])
+def test_a_follow_on_needs_more_score_than_a_command_after_the_wake_word(above: float) -> None:
+    """Heard whole, pause included, a sentence fits the grammar more easily: the first
+    half of "I'm in terrible ... pain" made a light command, and the whole a fan one."""
+    config = validate(WIDE)
+    score = config.stt.rejection_threshold + config.stt.device_margin
+    score += config.stt.follow_on_margin + above
+    audio, _ = _conversation(["turn on the kitchen light", "turn off the kitchen light"], [1.2])
+    recognizer = _HeardInTurn(["turn on the kitchen light", "turn off the kitchen light"], score)
+    stages = build_stages(config)
+    stages.understanding = understanding_with(recognizer, config)
+    stages.prosody = None
+    events = Pipeline(stages).process(synth.to_chunk(audio))
+    decided = [e.intent for e in events if isinstance(e, IntentRecognized)]
+    assert decided == ["HassTurnOn", "HassTurnOff" if above > 0 else None]
+
+
 # --- replies wait -------------------------------------------------------------------------
 
 
