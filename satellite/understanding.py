@@ -499,7 +499,8 @@ class Understanding:
                 text=result.text,
             )
         ]
-        if self.dialogue is not None and not self._said_before(utterance_id, result):
+        quiet = self._said_before(utterance_id, result)
+        if self.dialogue is not None and not quiet:
             events.extend(self.dialogue.handle(result, utterance_id, now))
         return events
 
