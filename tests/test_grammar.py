@@ -52,6 +52,17 @@ def _build(intent_set: IntentSet, words: frozenset[str]):  # type: ignore[no-unt
     return build_grammar(intent_set, words.__contains__, number_words)
 
 
+def test_templates_are_parsed_before_the_first_command() -> None:
+    """hassil parses sentence templates on first use; a grammar reused from the process
+    no longer walks them, so the first command paid ~0.1 s for it in the frame that
+    decided it. The recognizer parses them when it is built."""
+    fresh = load_intent_set("en", HA_INTENTS + CARE_INTENTS, ENTITIES, ("garden",))
+    data = [d for i in fresh.intents.intents.values() for d in i.data]
+    assert data and not any("sentences" in vars(d) for d in data)
+    TemplateRecognizer(fresh)
+    assert all("sentences" in vars(d) for d in data)
+
+
 def test_number_words() -> None:
     assert number_words(55) == ["fifty", "five"]
     assert number_words(100) == ["one", "hundred"]
