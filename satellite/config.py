@@ -324,7 +324,7 @@ class SttSettings(_Section):
     follow_on_margin: float = _opt(
         6.0,
         _number(0.0, 50.0),
-        "How much more score a follow-on (the sentence heard again after a pause) needs",
+        "How much more score a follow-on (the sentence heard again after a pause) needs (0-50)",
     )
     hearing: str = _opt(
         "auto",

@@ -117,7 +117,6 @@ class Understanding:
         self._pending: dict[str, concurrent.futures.Future[IntentResult]] = {}
         #: Follow-on utterances not yet concluded, and the utterance each went on from.
         self._follow_ons: dict[str, str] = {}
-        self._last_ended = ""
         self._checked_silence = False
         self._listening = False
         #: The last grammar result the templates read, and what they made of it.
@@ -143,15 +142,14 @@ class Understanding:
         started = [e for e in new_events if isinstance(e, SpeechStarted)]
         if started:
             self._start(frame, recorder, mic)
-            if recorder.following_on:
-                self._follow_ons[started[-1].utterance_id] = self._last_ended
+            if recorder.following_on:  # it went on from the utterance reported last
+                self._follow_ons[started[-1].utterance_id] = next(reversed(self.reports), "")
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
             self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
             out.extend(self._maybe_end_early(frame, recorder))
         for event in [*new_events, *out]:
             if isinstance(event, UtteranceEnded) and self._listening:
                 self._listening = False
-                self._last_ended = event.utterance_id
                 out.extend(self._understand(event))
         return out
 

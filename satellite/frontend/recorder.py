@@ -14,11 +14,10 @@ from the end of its speech: speech that begins within that window starts another
 utterance with no wake word (a *follow-on*; at most ``MAX_FOLLOW_ONS`` after one wake
 word). Its audio reaches back to the start of the utterance before it (at most
 ``FOLLOW_ON_CARRY_SECONDS``): it is the whole sentence, pause included, as a listener
-would take it in. A person who pauses
-mid-sentence ("I feel dizzy, ... please get the nurse") is then heard to the end, even
-when the pause ended the first half as a command. No window follows an utterance cut at
-its longest (that was no pause). When the window passes in silence, the recorder goes
-idle without an event.
+would take it in. A person who pauses mid-sentence ("I feel dizzy, ... please get the
+nurse") is then heard to the end, even when the pause ended the first half as a command.
+No window follows an utterance cut at its longest (that was no pause). When the window
+passes in silence, the recorder goes idle without an event.
 """
 
 from __future__ import annotations
@@ -166,10 +165,7 @@ class UtteranceRecorder:
         cold and reports low probabilities for its first ~150 ms, which must not be
         mistaken for the gap after the wake word.
         """
-        self._begin(Phase.WAKE_TAIL, wake_seconds)
-        self._follow_on_until = None
-        self._follow_ons = 0
-        self._carried = []
+        self._begin(Phase.WAKE_TAIL, wake_seconds)  # idle: reset() ended any follow-on
         search_from = wake_seconds - WAKE_SEARCH_BACK_SECONDS - 1e-9
         warm_up = [f for f in self._history if f.timestamp_seconds < search_from]
         search = [f for f in self._history if f.timestamp_seconds >= search_from]
