@@ -35,8 +35,8 @@ from bench.common import peak_rss_mb, print_table, write_results
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
 from satellite.audio.player import Player
+from satellite.audio.settings import PlayerSettings
 from satellite.tts.espeak import DEFAULT_VOICE, EspeakEngine
-from satellite.tts.settings import PlayerSettings
 from satellite.tts.speaker import Speaker
 
 RATE_WPM = 160

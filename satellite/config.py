@@ -18,6 +18,7 @@ from typing import Any
 import voluptuous as vol
 import yaml
 
+from .audio.settings import PlayerSettings
 from .config_base import (
     ConfigError,
     _boolean,
@@ -32,7 +33,7 @@ from .config_base import (
 )
 from .mqtt.settings import MqttSettings
 from .prosody.settings import ProsodySettings
-from .tts.settings import PlayerSettings, TtsSettings
+from .tts.settings import TtsSettings
 
 __all__ = ["Config", "ConfigError", "load", "validate"]
 

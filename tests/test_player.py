@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from satellite.audio.chunk import AudioChunk
+from satellite.audio.events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from satellite.audio.player import Player
+from satellite.audio.settings import PlayerSettings
 from satellite.errors import AudioDeviceError
 from satellite.events import Event
-from satellite.tts.events import PlaybackFinished, PlaybackStarted, PlaybackStopped
-from satellite.tts.settings import PlayerSettings
 
 RATE = 16000
 WAIT_SECONDS = 10.0

@@ -13,9 +13,9 @@ import pytest
 from satellite.audio.alsa import ALSA_PERIODS, AlsaPlaybackSink
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.player import Player
+from satellite.audio.settings import PlayerSettings
 from satellite.audio.wav import WavFileSource
 from satellite.cli import main
-from satellite.tts.settings import PlayerSettings
 from tests.conftest import AlsaFiles
 
 RATE = 16000

@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 
 from satellite.audio.chunk import AudioChunk, resample
+from satellite.audio.events import PlaybackStopped
 from satellite.audio.player import Player
+from satellite.audio.settings import PlayerSettings
 from satellite.config import Config
 from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
 from satellite.pipeline import Pipeline
 from satellite.tts.espeak import EspeakEngine
-from satellite.tts.events import BargeIn, PlaybackStopped
-from satellite.tts.settings import PlayerSettings
+from satellite.tts.events import BargeIn
 from satellite.tts.speaker import Speaker
 from tests import synth
 

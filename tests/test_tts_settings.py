@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 import voluptuous as vol
 
-from satellite.tts.settings import FeedbackSettings, PlayerSettings, TtsSettings
+from satellite.audio.settings import PlayerSettings
+from satellite.tts.settings import FeedbackSettings, TtsSettings
 
 
 def _tts(data: dict[str, Any]) -> TtsSettings:

@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 
 from satellite.audio.chunk import AudioChunk
+from satellite.audio.events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from satellite.audio.player import Player
+from satellite.audio.settings import PlayerSettings
 from satellite.audio.wav import read_wav
 from satellite.errors import AudioFormatError
 from satellite.events import Event
 from satellite.tts.base import TtsError, UnknownVoiceError
 from satellite.tts.espeak import EspeakEngine
-from satellite.tts.events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from satellite.tts.feedback import SOUNDS, bundled_sound_path, load_feedback_sounds
-from satellite.tts.settings import FeedbackSettings, PlayerSettings
+from satellite.tts.settings import FeedbackSettings
 from satellite.tts.speaker import MAX_QUEUED_REPLIES, Speaker
 from scripts import make_sounds
 

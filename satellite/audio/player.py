@@ -9,6 +9,9 @@ output wakes up, then feeds the sink. If synthesis falls behind, the buffer runs
 that is counted in ``underruns`` and the player gathers ``prebuffer_ms`` again rather
 than stutter. ALSA xruns are recovered by the ALSA sink and counted there (``xruns``).
 
+``volume`` (0-1) scales what the player thread hands to the sink, so a change is heard
+within the buffered audio, not after it.
+
 ``stop()`` drops everything buffered, flushes the sink's own queue when it has
 ``flush()`` (the ALSA sink does), and waits for the player thread to acknowledge; at
 most one period is written after that, so with the ALSA ring buffer (4 x 10 ms) well
@@ -30,10 +33,10 @@ import numpy as np
 
 from ..errors import AudioDeviceError
 from ..events import Event
-from ..tts.events import PlaybackFinished, PlaybackStarted, PlaybackStopped
-from ..tts.settings import PlayerSettings
 from .chunk import AudioChunk, float_to_int16, to_float_mono
+from .events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from .io import AudioSink
+from .settings import PlayerSettings
 
 _LOGGER = logging.getLogger(__name__)
 #: How long ``stop()`` waits for the player thread to acknowledge, s.
@@ -99,6 +102,8 @@ class Player:
         self._buffering = True
         self._reply_bytes = 0
         self.position_seconds = 0.0
+        #: Loudness of what plays from now on, 0-1 (audio already at the device is not changed).
+        self.volume = 1.0
         self.underruns = 0
         self.max_buffered_seconds = 0.0
         self._thread = threading.Thread(target=self._run, name="player", daemon=True)
@@ -332,6 +337,10 @@ class Player:
 
     def _write(self, data: bytes) -> None:
         if data:
+            volume = min(1.0, max(0.0, self.volume))
+            if volume < 1.0:
+                scaled = np.frombuffer(data, dtype="<i2").astype(np.float32) * volume
+                data = scaled.astype("<i2").tobytes()
             self._sink.write(AudioChunk(self.rate_hz, 2, 1, data, self.position_seconds))
             self.position_seconds += len(data) / 2 / self.rate_hz
 

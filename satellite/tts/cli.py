@@ -12,11 +12,12 @@ from typing import Any
 
 from ..audio.io import open_sink
 from ..audio.player import Player
+from ..audio.settings import PlayerSettings
 from ..config import Config, load
 from ..errors import SatelliteError
 from .base import TtsError
 from .engines import make_engine
-from .settings import TTS_ENGINES, PlayerSettings, TtsSettings
+from .settings import TTS_ENGINES, TtsSettings
 from .speaker import Speaker
 
 _LOGGER = logging.getLogger(__name__)

@@ -1,9 +1,8 @@
-"""Events of speaking: playback started, finished or stopped, and barge-in.
+"""Actions of speaking that start in the frame loop.
 
-Playback events come from the player thread; their ``timestamp_seconds`` is the
-player's output position (seconds of audio handed to the output since the player was
-created, lead-in silence included). ``BargeIn`` comes from the frame loop, on the
-microphone's timeline, like every pipeline event.
+``BargeIn`` comes from the frame loop, on the microphone's timeline, like every pipeline
+event: the wake word was heard while the satellite spoke. Playback events live with the
+player (``satellite.audio.events``).
 """
 
 from __future__ import annotations
@@ -12,36 +11,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..events import Event
-
-
-@dataclass(frozen=True)
-class PlaybackStarted(Event):
-    """Output of a reply began: its lead-in silence starts at ``timestamp_seconds``."""
-
-    type_name: ClassVar[str] = "playback_started"
-
-    reply_id: str
-
-
-@dataclass(frozen=True)
-class PlaybackFinished(Event):
-    """A reply played to its end. ``duration_seconds`` excludes the lead-in."""
-
-    type_name: ClassVar[str] = "playback_finished"
-
-    reply_id: str
-    duration_seconds: float
-
-
-@dataclass(frozen=True)
-class PlaybackStopped(Event):
-    """A reply was cut short. ``reason``: ``stop`` (asked to) or ``error`` (output failed)."""
-
-    type_name: ClassVar[str] = "playback_stopped"
-
-    reply_id: str
-    played_seconds: float
-    reason: str
 
 
 @dataclass(frozen=True)
