@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import print_table, stats_ms, write_results
 from satellite.mqtt.link import MqttLink
 from satellite.mqtt.payloads import Command, Info, TtsRequest
-from satellite.mqtt.speech import EspeakCommandSynthesizer, TtsResponder
+from satellite.mqtt.tts_responder import TtsResponder
+from satellite.tts.espeak import EspeakEngine
 from tests.mqtt_support import (
     SOAK_ROUTES,
     Mosquitto,
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     first_link, first_inbox = links[0]
     stop = threading.Event()
     responder = TtsResponder(
-        EspeakCommandSynthesizer(),
+        EspeakEngine(),
         first_link.publish,
     )
     server = threading.Thread(target=_serve_tts, args=(first_inbox, responder, stop), daemon=True)

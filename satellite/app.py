@@ -1,8 +1,9 @@
 """The long-running satellite: audio source -> Pipeline -> MQTT, commands -> frame loop.
 
-``pocket-satellite run --config FILE`` starts it. The frame loop is the only thread that
-changes the satellite's state: between audio chunks it drains the one inbox that MQTT
-fills with validated commands, and the notices of the speaker thread. Home Assistant's
+``pocket-satellite run --config FILE`` starts it (satellite/run_command.py). The frame
+loop is the only thread that changes the satellite's state: between audio chunks it
+drains the one inbox that MQTT fills with validated commands, and the notices of the
+speech output (satellite/voice_out.py: one TTS speaker, one player). Home Assistant's
 slot lists (``slots``) rebuild the speech grammar in a worker thread; the frame loop swaps
 the result in between utterances (see satellite/slot_grammar.py).
 
@@ -13,39 +14,36 @@ the person and deafen the microphone to the rest of what they say.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import queue
-import signal
-import sys
 import threading
 import time
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 from . import __version__
 from .audio.chunk import AudioChunk
-from .audio.io import AudioSink, open_sink, open_source
-from .config import Config, load
-from .events import Event, StateChanged
-from .mqtt.link import MqttLink
-from .mqtt.payloads import Command, Control, Info, SayRequest, Slots, SpokenResponse, TtsRequest
-from .mqtt.settings import MqttSettings
-from .mqtt.speech import (
-    Publish,
-    Speaker,
-    SpeakJob,
-    Synthesizer,
-    TtsResponder,
+from .audio.io import AudioSink
+from .audio.settings import PlayerSettings
+from .config import Config
+from .events import Event, StageError, StateChanged
+from .mqtt.payloads import (
+    Command,
+    Control,
+    Info,
+    SayDone,
+    SayRequest,
+    Slots,
+    SpokenResponse,
+    TtsRequest,
 )
+from .mqtt.tts_responder import Publish, TtsResponder
 from .nlu.events import PlaybackControl, ReplyRequested
-from .pipeline import Pipeline, build_stages
 from .slot_grammar import SlotGrammar
-from .tts.engines import make_engine
+from .tts.base import TtsEngine
 from .tts.events import BargeIn
-from .tts.settings import TtsSettings
-from .understanding import build_understanding
+from .voice_out import OutputFailed, RequestDone, Speaking, VoiceOut
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -89,43 +87,44 @@ class EventSink(Protocol):
         """Publish one event."""
 
 
-def mqtt_settings(config: Config) -> MqttSettings:
-    """The ``mqtt`` section of the configuration."""
-    return config.mqtt
+@dataclass(frozen=True)
+class SpeakJob:
+    """Text to say aloud; ``request_id`` set when ``say/done`` must report it."""
+
+    text: str
+    request_id: str | None = None
 
 
-def tts_settings(config: Config) -> TtsSettings:
-    """The ``tts`` section of the configuration."""
-    return config.tts
-
-
-def make_info(config: Config, synthesizer: Synthesizer) -> Info:
+def make_info(config: Config, engine: TtsEngine) -> Info:
     """The retained ``info`` payload of this satellite."""
-    voices = getattr(synthesizer, "voices", ())
-    voices = tuple(voices() if callable(voices) else voices)
     return Info(
         id=config.satellite.id,
         name=config.satellite.name,
         version=__version__,
         language=config.satellite.language,
         wake_words=config.frontend.wake.models,
-        voices=voices,
+        voices=tuple(engine.voices()),
         capabilities=CAPABILITIES,
     )
 
 
 class SatelliteApp:
-    """Owns the frame loop, the speaker, the TTS responder and the MQTT link."""
+    """Owns the frame loop, the speech output and the TTS responder; talks to the link.
+
+    ``engine`` speaks every reply through the player on ``sink`` (closed by ``close()``),
+    converted to ``player.rate_hz``, the rate the sink was opened at.
+    """
 
     def __init__(
         self,
         pipeline: FrameProcessor,
         events: EventSink,
         inbox: queue.Queue[Command],
-        synthesizer: Synthesizer,
+        engine: TtsEngine,
         sink: AudioSink,
         publish: Publish,
         grammar: SlotGrammar | None = None,
+        player: PlayerSettings | None = None,
     ) -> None:
         self.pipeline = pipeline
         #: Rebuilds the speech grammar for HA's slot lists (None: they are only kept).
@@ -139,11 +138,11 @@ class SatelliteApp:
         self._speaking = False
         #: What is to be said once the pipeline no longer hears anyone.
         self._held: list[SpeakJob] = []
-        self._notices: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._now = 0.0
         self._stopping = threading.Event()
-        self.speaker = Speaker(synthesizer, sink, publish, self._notices.put)
-        self.tts = TtsResponder(synthesizer, publish)
+        self._publish = publish
+        self.voice = VoiceOut(engine, sink, player)
+        self.tts = TtsResponder(engine, publish)
 
     # --- the frame loop -----------------------------------------------------------------
 
@@ -166,16 +165,8 @@ class SatelliteApp:
         self._speak_held()
 
     def poll(self) -> None:
-        """Handle every queued command and speaker notice (frame loop thread)."""
-        while True:
-            try:
-                speaking = self._notices.get_nowait()
-            except queue.Empty:
-                break
-            self._speaking = speaking
-            self.pipeline.set_speaking(speaking)
-            if not self.muted:
-                self._set_state("responding" if speaking else "idle")
+        """Handle every queued command and speech notice (frame loop thread)."""
+        self._take_voice_notices()
         self._speak_held()
         while True:
             try:
@@ -196,10 +187,10 @@ class SatelliteApp:
             self._on_event(event)
         self._speak_held(at_last=True)
         deadline = time.monotonic() + timeout
-        while not self.speaker.idle() and time.monotonic() < deadline:
+        while not self.voice.idle() and time.monotonic() < deadline:
             time.sleep(0.02)
             self.poll()
-        self.speaker.close()
+        self.voice.close()
         self.tts.close()
         self.poll()
         if self.grammar is not None:
@@ -238,18 +229,18 @@ class SatelliteApp:
         elif command.command == "stop":
             self._stop_speaking()
         elif command.command == "volume" and command.volume is not None:
-            self.speaker.volume = command.volume
+            self.voice.volume = command.volume
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, BargeIn):
-            self.speaker.stop()
+            self.voice.stop()
         elif isinstance(event, ReplyRequested):
             self._say(SpeakJob(event.text))
         elif isinstance(event, PlaybackControl):
             if event.action == "stop":
                 self._stop_speaking()
             elif event.action == "volume":
-                self.speaker.volume = event.volume / 100.0
+                self.voice.volume = event.volume / 100.0
         if isinstance(event, StateChanged):
             if not self._speaking:
                 self._set_state(event.state, event.timestamp_seconds)
@@ -261,7 +252,7 @@ class SatelliteApp:
         if self.pipeline.hearing or self._held:
             self._held.append(job)
         else:
-            self.speaker.say(job)
+            self.voice.say(job.text, job.request_id)
 
     def _speak_held(self, at_last: bool = False) -> None:
         """Pass on what waited, in order, when the pipeline no longer hears anyone (and
@@ -269,13 +260,35 @@ class SatelliteApp:
         if self._held and (at_last or not self.pipeline.hearing):
             held, self._held = self._held, []
             for job in held:
-                self.speaker.say(job)
+                self.voice.say(job.text, job.request_id)
 
     def _stop_speaking(self) -> None:
         """Stop: what is playing, what is queued and what waited (requests among them
         are answered ``stopped``)."""
         self._speak_held(at_last=True)
-        self.speaker.stop()
+        self.voice.stop()
+
+    def _take_voice_notices(self) -> None:
+        """Speaking or not, requests answered, an output that failed."""
+        for notice in self.voice.poll():
+            if isinstance(notice, RequestDone):
+                payload = SayDone(notice.request_id, notice.status, notice.error)
+                self._publish("say/done", payload.to_json(), 1)
+            elif isinstance(notice, OutputFailed):
+                _LOGGER.warning("Reply %s not heard: %s", notice.reply_id, notice.error)
+                self.events.publish_event(
+                    StageError(
+                        round(self._now, 3),
+                        stage="player",
+                        error="AudioDeviceError",
+                        message=f"{notice.error}: the satellite cannot speak",
+                    )
+                )
+            elif isinstance(notice, Speaking):
+                self._speaking = notice.speaking
+                self.pipeline.set_speaking(notice.speaking)
+                if not self.muted:
+                    self._set_state("responding" if notice.speaking else "idle")
 
     def _set_state(self, state: str, when: float | None = None, force: bool = False) -> None:
         if state == self.state and not force:
@@ -283,55 +296,3 @@ class SatelliteApp:
         previous, self.state = self.state, state
         stamp = round(self._now if when is None else when, 3)
         self.events.publish_event(StateChanged(stamp, state=state, previous=previous))
-
-
-# --- the `run` command --------------------------------------------------------------------
-
-
-def add_run_command(sub: Any) -> None:
-    """Register ``pocket-satellite run`` on the CLI's subparsers."""
-    run = sub.add_parser("run", help="run the satellite: microphone -> pipeline -> MQTT")
-    run.add_argument("--config", type=Path, required=True, help="YAML configuration file")
-    run.add_argument("--input", default=None, help="override audio.input")
-    run.add_argument("--output", default=None, help="override audio.output")
-    run.add_argument("--max-seconds", type=float, default=None, help="stop after this much audio")
-    run.set_defaults(func=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    config = load(args.config)
-    config.logging.apply()
-    settings = mqtt_settings(config)
-    synthesizer = make_engine(tts_settings(config))
-    inbox: queue.Queue[Command] = queue.Queue(INBOX_SIZE)
-    info = make_info(config, synthesizer)
-    link = MqttLink(settings, info, inbox)
-    sink = open_sink(args.output or config.audio.output, queue_ms=config.audio.queue_ms)
-    stages = build_stages(config)
-    understanding = build_understanding(config)
-    stages.understanding = understanding
-    app = SatelliteApp(
-        Pipeline(stages),
-        link,
-        inbox,
-        synthesizer,
-        sink,
-        link.publish,
-        SlotGrammar(config, understanding),
-    )
-    signal.signal(signal.SIGTERM, lambda *_: app.stop())
-    if settings.enabled:
-        link.start()
-    spec = args.input or config.audio.input
-    print(f"satellite {info.id!r}: listening on {spec}, MQTT {settings.host}", file=sys.stderr)
-    source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
-    try:
-        app.run(source)
-    finally:
-        source.close()
-        app.close()
-        sink.close()
-        if settings.enabled:
-            link.wait_idle(DRAIN_SECONDS)
-            link.stop()
-    return 0

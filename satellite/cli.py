@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .app import add_run_command
 from .audio.io import open_source
 from .config import Config, ConfigError, load
 from .errors import SatelliteError
 from .pipeline import Pipeline
 from .prosody.cli import add_parser as add_prosody_command
+from .run_command import add_run_command
 from .tts.cli import add_parser as add_say_command
 from .understand_cli import add_parser as add_understand_command
 

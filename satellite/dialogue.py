@@ -106,7 +106,7 @@ class Dialogue:
             )
             return [alert, *self._say(utterance_id, REPLIES["help"], at_seconds)]
         if intent == "GetTime":
-            return self._say(utterance_id, f"It's {_spoken_time(now)}.", at_seconds)
+            return self._say(utterance_id, f"It's {spoken_time(now)}.", at_seconds)
         if intent == "GetDate":
             day = f"{now:%A}, {now:%B} {now.day}, {now.year}"
             return self._say(utterance_id, f"Today is {day}.", at_seconds)
@@ -132,7 +132,7 @@ class Dialogue:
         return [ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id, text=text)]
 
 
-def _spoken_time(now: dt.datetime) -> str:
+def spoken_time(now: dt.datetime) -> str:
     hour = now.hour % 12 or 12
     suffix = (
         "in the morning"

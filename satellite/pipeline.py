@@ -68,8 +68,14 @@ class Stages:
     prosody: ProsodyMonitor | None = None
 
 
-def build_stages(config: Config, continuous: bool = False) -> Stages:
-    """Build every stage from the configuration (loads the models)."""
+def build_stages(
+    config: Config, continuous: bool = False, understanding: Understanding | None = None
+) -> Stages:
+    """Build every stage from the configuration (loads the models).
+
+    With ``understanding``, speech rate is measured there (with the recognised words), so
+    no second prosody monitor is built.
+    """
     fe = config.frontend
     webrtc_agc = fe.noise.engine == "webrtc" and fe.gain.enabled
     noise = make_noise_suppressor(
@@ -91,7 +97,9 @@ def build_stages(config: Config, continuous: bool = False) -> Stages:
         )
     )
     vad = make_vad(fe.vad.engine)
-    prosody = ProsodyMonitor(config.prosody) if config.prosody.enabled else None
+    prosody = (
+        ProsodyMonitor(config.prosody) if config.prosody.enabled and understanding is None else None
+    )
     return Stages(
         noise=noise,
         gain=gain,
@@ -105,6 +113,7 @@ def build_stages(config: Config, continuous: bool = False) -> Stages:
             warm_up_seconds=vad.warm_up_seconds,
             end_lag_seconds=vad.end_lag_seconds,
         ),
+        understanding=understanding,
         prosody=prosody,
     )
 

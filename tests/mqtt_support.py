@@ -420,3 +420,20 @@ def _emit(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_emit(sys.argv[1:]))
+
+
+def run_config(port: int, folder: Path, audio: str = 'output: "null"', extra: str = "") -> str:
+    """YAML for ``pocket-satellite run`` against a test broker: fast reconnects, a private
+    outbox and prosody state in ``folder``; ``audio`` holds lines of the audio section."""
+    audio_lines = "".join(f"  {line}\n" for line in audio.splitlines())
+    return (
+        f"audio:\n{audio_lines}"
+        f"prosody:\n  state_path: {folder / 'prosody.json'}\n"
+        "mqtt:\n"
+        "  host: 127.0.0.1\n"
+        f"  port: {port}\n"
+        f"  outbox_path: {folder / 'outbox.sqlite3'}\n"
+        "  reconnect_min_seconds: 0.05\n"
+        "  reconnect_max_seconds: 0.3\n"
+        "logging:\n  level: WARNING\n" + extra
+    )

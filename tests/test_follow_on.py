@@ -27,9 +27,9 @@ from satellite.dialogue import Dialogue
 from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
 from satellite.frontend.recorder import FOLLOW_ON_CARRY_SECONDS, MAX_FOLLOW_ONS
 from satellite.mqtt.payloads import Command
-from satellite.mqtt.speech import EspeakCommandSynthesizer
 from satellite.nlu.events import IntentRecognized, ReplyRequested
 from satellite.pipeline import Pipeline, build_stages
+from satellite.tts.espeak import EspeakEngine
 from tests import synth
 from tests.fake_recognizer import Heard, understanding_with
 
@@ -248,7 +248,7 @@ def test_a_reply_waits_until_the_person_has_finished() -> None:
     pipeline = Pipeline(stages)
     sink, sent = _Sink(), _Events()
     inbox: queue.Queue[Command] = queue.Queue()
-    app = SatelliteApp(pipeline, sent, inbox, EspeakCommandSynthesizer(), sink, lambda *_: None)
+    app = SatelliteApp(pipeline, sent, inbox, EspeakEngine(), sink, lambda *_: None)
     seen: list[tuple[bool, bool]] = []
 
     def chunks() -> Iterator[AudioChunk]:

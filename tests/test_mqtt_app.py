@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import queue
+import time
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,10 +21,12 @@ from satellite.cli import main
 from satellite.config import Config
 from satellite.events import Event, StateChanged, WakeDetected
 from satellite.mqtt.payloads import Command, Control, SayRequest, Slots, TtsRequest
-from satellite.mqtt.speech import EspeakCommandSynthesizer, SynthesisError, wav_bytes
+from satellite.mqtt.tts_responder import wav_bytes
 from satellite.pipeline import Pipeline
+from satellite.tts.base import TtsError
+from satellite.tts.espeak import EspeakEngine
 from tests import synth
-from tests.mqtt_support import Probe, have_mosquitto, link_settings, running_broker
+from tests.mqtt_support import Probe, have_mosquitto, run_config, running_broker
 
 SAMPLE = Path(__file__).resolve().parent.parent / "satellite" / "data" / "sample.wav"
 BASE = "pocket_satellite/pocket_satellite"
@@ -60,6 +64,20 @@ class WritingSink(NullSink):
         self.chunks.append(chunk)
 
 
+def published(
+    application: SatelliteApp, recorder: Recorder, count: int, timeout: float = 30.0
+) -> list[tuple[str, bytes, int]]:
+    """The next ``count`` raw publishes, polling the app as its frame loop would."""
+    got: list[tuple[str, bytes, int]] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        application.poll()
+        with contextlib.suppress(queue.Empty):
+            got.append(recorder.raw.get(timeout=0.02))
+    assert len(got) == count, got
+    return got
+
+
 @pytest.fixture(scope="module")
 def pipeline() -> Pipeline:
     return Pipeline.from_config(Config())
@@ -70,9 +88,7 @@ def app(pipeline: Pipeline) -> Iterator[tuple[SatelliteApp, Recorder, WritingSin
     pipeline.reset()
     recorder, sink = Recorder(), WritingSink()
     inbox: queue.Queue[Command] = queue.Queue()
-    application = SatelliteApp(
-        pipeline, recorder, inbox, EspeakCommandSynthesizer(), sink, recorder.publish
-    )
+    application = SatelliteApp(pipeline, recorder, inbox, EspeakEngine(), sink, recorder.publish)
     yield application, recorder, sink
     application.close()
 
@@ -91,13 +107,10 @@ def test_sample_goes_through_the_pipeline_to_events(
 def test_commands_reach_the_frame_loop(app: tuple[SatelliteApp, Recorder, WritingSink]) -> None:
     application, recorder, sink = app
     application.inbox.put(SayRequest("Dinner is ready", "a1"))
-    application.inbox.put(TtsRequest("r1", "The light is on", "en-gb"))
+    application.inbox.put(TtsRequest("r1", "The light is on", "en-gb-x-rp"))
     application.inbox.put(Slots(("Kitchen Lights",), ("Kitchen",)))
     application.poll()
-    answers = {}
-    for _ in range(2):
-        path, payload, _qos = recorder.raw.get(timeout=30)
-        answers[path] = payload
+    answers = {path: payload for path, payload, _qos in published(application, recorder, 2)}
     assert json.loads(answers["say/done"]) == {"id": "a1", "status": "done", "error": None}
     wav = answers["tts/response/r1"]
     assert wav[:4] == b"RIFF"
@@ -119,7 +132,7 @@ def test_mute_volume_and_stop(app: tuple[SatelliteApp, Recorder, WritingSink]) -
     assert recorder.states()[-1] == "muted"
     application.handle(Control("volume", 0.25))
     application.handle(SayRequest("One two three four five six seven", "quiet"))
-    recorder.raw.get(timeout=30)
+    published(application, recorder, 1)
     loud = max(abs(int(s)) for c in sink.chunks for s in c.to_int16())
     assert loud < 32768 * 0.3
     application.handle(Control("unmute"))
@@ -128,8 +141,7 @@ def test_mute_volume_and_stop(app: tuple[SatelliteApp, Recorder, WritingSink]) -
     application.handle(SayRequest("queued", "next"))
     application.handle(Control("stop"))
     statuses = {}
-    for _ in range(2):
-        _path, payload, _ = recorder.raw.get(timeout=30)
+    for _path, payload, _ in published(application, recorder, 2):
         statuses[json.loads(payload)["id"]] = json.loads(payload)["status"]
     assert statuses["next"] == "stopped"
     assert statuses["long"] in ("stopped", "done")
@@ -140,26 +152,25 @@ def test_synthesis_errors_are_answered(app: tuple[SatelliteApp, Recorder, Writin
     application.handle(TtsRequest("bad", "hello", "no-such-voice-zz"))
     path, payload, _ = recorder.raw.get(timeout=30)
     assert path == "tts/response/bad"
-    assert json.loads(payload)["id"] == "bad" and "unknown voice" in json.loads(payload)["error"]
-    with pytest.raises(SynthesisError):
+    error = json.loads(payload)["error"]
+    assert json.loads(payload)["id"] == "bad"
+    assert "no-such-voice-zz" in error and "Fix:" in error
+    with pytest.raises(TtsError):
         wav_bytes([])
 
 
 def test_info_names_the_wake_words_and_voices() -> None:
-    info = make_info(Config(), EspeakCommandSynthesizer())
-    assert info.wake_words == ("okay_nabu",) and {"en-us", "en-gb"} <= set(info.voices)
+    info = make_info(Config(), EspeakEngine())
+    assert info.wake_words == ("okay_nabu",)
+    assert {"en-us", "en-gb-x-rp"} <= set(info.voices)  # names a tts/request can use
     assert "tts" in info.capabilities
 
 
-def test_run_command_end_to_end(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_run_command_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "satellite.yaml"
-    config.write_text('audio:\n  output: "null"\nlogging:\n  level: WARNING\n')
     with running_broker(tmp_path / "broker") as broker:
+        config.write_text(run_config(broker.port, tmp_path, 'output: "null"'))
         probe = Probe(broker.port, (f"{BASE}/#",))
-        settings = link_settings(broker.port, tmp_path / "outbox.sqlite3")
-        monkeypatch.setattr("satellite.app.mqtt_settings", lambda _config: settings)
         try:
             code = main(["run", "--config", str(config), "--input", str(SAMPLE)])
             got = probe.drain(0.3)

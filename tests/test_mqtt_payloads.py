@@ -36,7 +36,7 @@ from satellite.mqtt.payloads import (
     SayDone,
     SayRequest,
     Slots,
-    TtsError,
+    TtsFailed,
     TtsRequest,
     decode_event,
     decode_inbound,
@@ -113,7 +113,7 @@ def test_other_outbound_golden_examples() -> None:
     wav = base64.b64decode(GOLDEN["tts_response"]["examples"][0])
     assert wav[:4] == b"RIFF" and wav[8:12] == b"WAVE"
     for example in GOLDEN["tts_response"]["error_examples"]:
-        assert TtsError.from_dict(example).to_dict() == example
+        assert TtsFailed.from_dict(example).to_dict() == example
 
 
 # --- inbound validation -----------------------------------------------------------------
@@ -166,7 +166,7 @@ def test_good_inbound_payloads() -> None:
 
 def test_every_payload_field_uses_a_checked_type() -> None:
     checked = {"str", "int", "float", "bool", "str | None", "float | None", "int | None"}
-    for cls in [*INBOUND.values(), Info, SayDone, TtsError, Envelope]:
+    for cls in [*INBOUND.values(), Info, SayDone, TtsFailed, Envelope]:
         for name, hint in typing.get_type_hints(cls).items():
             if name == "topic":
                 continue

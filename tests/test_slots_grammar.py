@@ -23,7 +23,6 @@ from satellite.config import Config
 from satellite.errors import SatelliteError
 from satellite.events import Event, SpeechStarted, UtteranceEnded
 from satellite.mqtt.payloads import Command, Slots
-from satellite.mqtt.speech import EspeakCommandSynthesizer
 from satellite.nlu.events import IntentRecognized, Transcript
 from satellite.nlu.intents import (
     DEFAULT_DOMAIN,
@@ -36,6 +35,7 @@ from satellite.pipeline import Pipeline, build_stages
 from satellite.slot_grammar import SlotGrammar
 from satellite.stt.factory import compile_grammar, configured_entities, intent_set_from_config
 from satellite.stt.sphinx import PocketSphinxRecognizer
+from satellite.tts.espeak import EspeakEngine
 from satellite.understanding import Understanding, build_understanding
 from tests import synth
 
@@ -296,7 +296,7 @@ def test_the_satellite_swaps_between_utterances_and_hears_the_new_name(config: C
         Pipeline(stages),
         events,
         inbox,
-        EspeakCommandSynthesizer(),
+        EspeakEngine(),
         NullSink(),
         events.publish,
         SlotGrammar(config, understanding),
@@ -352,9 +352,7 @@ def test_without_a_grammar_the_app_only_keeps_the_slots() -> None:
     events = Events()
     inbox: queue.Queue[Command] = queue.Queue()
     stages = build_stages(Config(), continuous=True)
-    app = SatelliteApp(
-        Pipeline(stages), events, inbox, EspeakCommandSynthesizer(), NullSink(), events.publish
-    )
+    app = SatelliteApp(Pipeline(stages), events, inbox, EspeakEngine(), NullSink(), events.publish)
     inbox.put(Slots(("desk lamp",), ("office",)))
     app.poll()
     app.close()

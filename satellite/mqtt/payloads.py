@@ -218,7 +218,7 @@ class SayDone(Payload):
 
 
 @dataclass(frozen=True)
-class TtsError(Payload):
+class TtsFailed(Payload):
     """``tts/response/<id>`` when synthesis failed (a WAV, starting ``RIFF``, otherwise)."""
 
     topic: ClassVar[str] = "tts/response"

@@ -320,8 +320,9 @@ class EspeakEngine:
                 job.cancelled.set()
 
     def voices(self) -> list[str]:
-        """Voice identifiers eSpeak NG knows (variants such as ``+f3`` can be added)."""
-        return self._worker.voices()
+        """Names of the voices eSpeak NG knows, as ``voice`` takes them (``en-us``;
+        a variant such as ``+f3`` can be added)."""
+        return sorted({identifier.split("/")[-1].lower() for identifier in self._worker.voices()})
 
     def phonemes(self, text: str, voice: str | None = None) -> str:
         """IPA phonemes of one clause, words separated by spaces."""

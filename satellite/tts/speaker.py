@@ -4,7 +4,9 @@
 and returns at once with a ``Reply`` handle; the TTS thread cuts the text with
 ``TextSplitter``, synthesises each piece as soon as it is complete and writes every
 chunk to the player as it comes. ``stop()`` drops queued replies, stops the player and
-cancels the synthesis in progress between two chunks.
+cancels the synthesis in progress between two chunks. ``on_finished`` (if given) is
+called with every reply once the speaker is done with it (spoken, stopped, dropped or
+refused), from whichever thread finished it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..audio.chunk import AudioChunk
@@ -69,11 +71,13 @@ class Speaker:
         player: Player,
         voice: str | None = None,
         splitter: SplitterSettings | None = None,
+        on_finished: Callable[[Reply], None] | None = None,
     ) -> None:
         self.engine = engine
         self.player = player
         self.voice = voice
         self._splitter = splitter
+        self._on_finished = on_finished
         self._inbox: queue.Queue[Reply | None] = queue.Queue(MAX_QUEUED_REPLIES)
         self._lock = threading.Lock()
         self._generation = 0
@@ -99,14 +103,19 @@ class Speaker:
                     item = self._inbox.get_nowait()
                 except queue.Empty:
                     break
+                self._inbox.task_done()
                 if item is None:
                     self._inbox.put(None)
                     break
                 dropped.append(item)
         for reply in dropped:
             reply.cancelled = True
-            reply.finish()
+            self._finish(reply)
         return self.player.stop() or bool(dropped)
+
+    def idle(self) -> bool:
+        """True when no reply is waiting or being synthesised (the player may still play)."""
+        return self._inbox.unfinished_tasks == 0
 
     def close(self) -> None:
         """Finish queued replies, then end the TTS thread (the player is the caller's)."""
@@ -133,13 +142,26 @@ class Speaker:
                     f"{MAX_QUEUED_REPLIES} replies are already waiting to "
                     "be spoken; try again when they are done"
                 )
-                reply.finish()
+                refused = True
+            else:
+                refused = False
+        if refused:
+            self._finish(reply)
         return reply
+
+    def _finish(self, reply: Reply) -> None:
+        reply.finish()
+        if self._on_finished is not None:
+            try:
+                self._on_finished(reply)
+            except Exception:  # a listener's bug must not stop the speaker
+                _LOGGER.exception("Listener of reply %s failed", reply.reply_id)
 
     def _run(self) -> None:
         while True:
             reply = self._inbox.get()
             if reply is None:
+                self._inbox.task_done()
                 return
             try:
                 self._speak(reply)
@@ -150,7 +172,8 @@ class Speaker:
                 _LOGGER.exception("Speaking reply %s failed", reply.reply_id)
                 reply.error = err
             finally:
-                reply.finish()
+                self._finish(reply)
+                self._inbox.task_done()
 
     def _speak(self, reply: Reply) -> None:
         with self._lock:

@@ -1,0 +1,101 @@
+"""``pocket-satellite run``: the satellite as users run it (microphone -> pipeline -> MQTT).
+
+``--realtime`` replays a file as a live session: the input is paced as a microphone
+would deliver it, and a file output gets what a sound card would have played, silence
+included, aligned with the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import signal
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .app import DRAIN_SECONDS, INBOX_SIZE, SatelliteApp, make_info
+from .audio.chunk import AudioChunk
+from .audio.io import AudioSink, open_sink, open_source
+from .audio.realtime import PacedSink, ReplayClock, paced
+from .config import Config, ConfigError, load
+from .mqtt.link import MqttLink
+from .mqtt.payloads import Command
+from .pipeline import Pipeline, build_stages
+from .slot_grammar import SlotGrammar
+from .tts.engines import make_engine
+from .understanding import build_understanding
+
+
+def add_run_command(sub: Any) -> None:
+    """Register ``pocket-satellite run`` on the CLI's subparsers."""
+    run = sub.add_parser("run", help="run the satellite: microphone -> pipeline -> MQTT")
+    run.add_argument("--config", type=Path, required=True, help="YAML configuration file")
+    run.add_argument("--input", default=None, help="override audio.input")
+    run.add_argument("--output", default=None, help="override audio.output")
+    run.add_argument("--max-seconds", type=float, default=None, help="stop after this much audio")
+    run.add_argument(
+        "--realtime",
+        action="store_true",
+        help="pace a file or stdin input as a microphone would, and write a file output "
+        "time-aligned with it (silence where nothing played)",
+    )
+    run.set_defaults(func=_run)
+
+
+def open_output(spec: str, config: Config, clock: ReplayClock | None) -> AudioSink:
+    """The speaker at the player's rate; paced like a sound card when replaying a file."""
+    player = config.player
+    sink = open_sink(spec, rate_hz=player.rate_hz, queue_ms=player.device_queue_ms)
+    if clock is None or spec.startswith("alsa:"):
+        return sink  # a real device keeps its own time
+    return PacedSink(sink, clock, player.rate_hz)
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = load(args.config)
+    config.logging.apply()
+    spec = args.input or config.audio.input
+    if args.realtime and spec.startswith("alsa:"):
+        raise ConfigError(
+            "run --realtime",
+            [
+                f"input {spec}: --realtime paces a file, and a microphone already runs in "
+                "real time. Fix: drop --realtime, or give --input FILE.wav"
+            ],
+        )
+    settings = config.mqtt
+    engine = make_engine(config.tts)
+    inbox: queue.Queue[Command] = queue.Queue(INBOX_SIZE)
+    info = make_info(config, engine)
+    link = MqttLink(settings, info, inbox)
+    clock = ReplayClock() if args.realtime else None
+    sink = open_output(args.output or config.audio.output, config, clock)
+    understanding = build_understanding(config)
+    app = SatelliteApp(
+        Pipeline(build_stages(config, understanding=understanding)),
+        link,
+        inbox,
+        engine,
+        sink,
+        link.publish,
+        SlotGrammar(config, understanding),
+        config.player,
+    )
+    signal.signal(signal.SIGTERM, lambda *_: app.stop())
+    if settings.enabled:
+        link.start()
+    print(f"satellite {info.id!r}: listening on {spec}, MQTT {settings.host}", file=sys.stderr)
+    source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
+    frames: Iterable[AudioChunk] = source if clock is None else paced(source, clock)
+    try:
+        app.run(frames)
+    finally:
+        source.close()
+        app.close()  # plays out what is queued and closes the output
+        engine.close()
+        if settings.enabled:
+            link.wait_idle(DRAIN_SECONDS)
+            link.stop()
+    return 0
