@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(espeak-ng libespeak-ng1 libasound2-dev alsa-utils mosquitto sox flite)
+APT_PACKAGES=(espeak-ng libespeak-ng1 libasound2-dev alsa-utils mosquitto sox flite systemd)
 VENV="${POCKET_VENV:-$HOME/.cache/pocket-satellite/venv}"
 PYTHON="${POCKET_PYTHON:-python3}"
 
