@@ -19,34 +19,16 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.pocket_satellite.const import EVENT_HELP
 from custom_components.pocket_satellite.device import PocketSatellite
-from custom_components.pocket_satellite.messages import (
-    AlertClearedMessage,
-    AlertMessage,
-    HelpMessage,
-    IntentMessage,
-    ProsodyMessage,
-    SatelliteInfo,
-    SayDoneMessage,
-    parse_state,
-)
+from custom_components.pocket_satellite.messages import IntentMessage
+from custom_components.pocket_satellite.topics import TOPICS, TopicRow
 
-from .conftest import BASE, example, fire
+from .conftest import BASE, example, fire, golden
 
 pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
 DEVICE_LOGGER = "custom_components.pocket_satellite.device"
-
-#: (path, parser, attribute that keeps the value, listener kind, redeliveries dropped)
-ROWS: list[tuple[str, Any, str | None, str | None, bool]] = [
-    ("info", SatelliteInfo.parse, "info", "info", False),
-    ("state", parse_state, "state", "state", False),
-    ("intent", IntentMessage.parse, "last_intent", "intent", True),
-    ("alert", AlertMessage.parse, "last_alert", "alert", True),
-    ("alert/cleared", AlertClearedMessage.parse, "last_alert_cleared", "alert_cleared", True),
-    ("help", HelpMessage.parse, "last_help", "help", True),
-    ("prosody", ProsodyMessage.parse, "last_prosody", "prosody", False),
-    ("say/done", SayDoneMessage.parse, None, None, False),
-]
-IDS = [row[0] for row in ROWS]
+ROWS = pytest.mark.parametrize("row", TOPICS, ids=[row.path for row in TOPICS])
+#: Sent through the satellite's outbox, which may deliver one twice (tests/golden/).
+DEDUPED = {"intent", "alert", "alert/cleared", "help"}
 
 
 @pytest.fixture
@@ -56,7 +38,7 @@ def satellite(setup_entry: MockConfigEntry) -> PocketSatellite:
     return satellite
 
 
-def _count(satellite: PocketSatellite, kind: str | None) -> list[str]:
+def _listen(satellite: PocketSatellite, kind: str | None) -> list[str]:
     calls: list[str] = []
     if kind is not None:
         satellite.add_listener(kind, lambda: calls.append(kind))
@@ -67,13 +49,27 @@ def _golden(path: str) -> dict[str, Any]:
     return dict(example(path.replace("/", "_")))
 
 
+@ROWS
+def test_each_row_follows_the_golden_contract(row: TopicRow[Any]) -> None:
+    contract = golden(row.path.replace("/", "_"))
+    assert (contract["topic"], contract["direction"], contract["format"]) == (
+        row.path,
+        "out",
+        "json",
+    )
+    assert contract["retain"] is row.retained
+    assert row.dedupe is (row.path in DEDUPED)
+    for payload in contract["examples"]:
+        row.parse(payload)
+
+
 async def test_every_topic_is_subscribed_in_order(
     satellite: PocketSatellite, mqtt_mock: MagicMock
 ) -> None:
     calls = [c for c in mqtt_mock.async_subscribe.call_args_list if c.args[0].startswith(BASE)]
     assert [(c.args[0], c.args[2], c.args[3]) for c in calls] == [
         (f"{BASE}/status", 1, "utf-8"),
-        *((f"{BASE}/{path}", 1, "utf-8") for path in IDS),
+        *((f"{BASE}/{row.path}", 1, "utf-8") for row in TOPICS),
         (f"{BASE}/tts/response/+", 1, None),
     ]
     # Every handler runs inline in the event loop, never in the executor.
@@ -81,49 +77,41 @@ async def test_every_topic_is_subscribed_in_order(
         assert get_hassjob_callable_job_type(c.args[1]) is HassJobType.Callback
 
 
-@pytest.mark.parametrize(("path", "parse", "attribute", "kind", "dedupe"), ROWS, ids=IDS)
+@ROWS
 async def test_a_good_payload_is_kept_and_told(
-    hass: HomeAssistant,
-    satellite: PocketSatellite,
-    path: str,
-    parse: Any,
-    attribute: str | None,
-    kind: str | None,
-    dedupe: bool,
+    hass: HomeAssistant, satellite: PocketSatellite, row: TopicRow[Any]
 ) -> None:
-    calls = _count(satellite, kind)
-    payload = _golden(path)
-    fire(hass, path, payload)
-    fire(hass, path, payload)  # a QoS 1 redelivery: the same id again
+    calls = _listen(satellite, row.kind)
+    payload = _golden(row.path)
+    if row.keep is not None:
+        assert hasattr(satellite, row.keep), "keep names an attribute PocketSatellite declares"
+    fire(hass, row.path, payload)
+    fire(hass, row.path, payload)  # a QoS 1 redelivery: the same id again
     await hass.async_block_till_done()
-    if attribute is not None:
-        assert getattr(satellite, attribute) == parse(payload)
-    assert len(calls) == (0 if kind is None else 1 if dedupe else 2)
+    if row.keep is not None:
+        assert getattr(satellite, row.keep) == row.parse(payload)
+    assert len(calls) == (0 if row.kind is None else 1 if row.dedupe else 2)
     assert satellite.rejected == {}
 
 
-@pytest.mark.parametrize(("path", "parse", "attribute", "kind", "dedupe"), ROWS, ids=IDS)
+@ROWS
 async def test_a_bad_payload_is_rejected_and_logged_once(
     hass: HomeAssistant,
     satellite: PocketSatellite,
     caplog: pytest.LogCaptureFixture,
-    path: str,
-    parse: Any,
-    attribute: str | None,
-    kind: str | None,
-    dedupe: bool,
+    row: TopicRow[Any],
 ) -> None:
     caplog.set_level(logging.DEBUG, logger=DEVICE_LOGGER)
-    calls = _count(satellite, kind)
-    before = None if attribute is None else getattr(satellite, attribute)
+    calls = _listen(satellite, row.kind)
+    before = None if row.keep is None else getattr(satellite, row.keep)
     for payload in ("{not json", "[1, 2]", "{}"):
-        fire(hass, path, payload)
+        fire(hass, row.path, payload)
     await hass.async_block_till_done()
-    topic = f"{BASE}/{path}"
+    topic = f"{BASE}/{row.path}"
     assert satellite.rejected == {topic: 3}
     assert calls == []
-    if attribute is not None:
-        assert getattr(satellite, attribute) == before
+    if row.keep is not None:
+        assert getattr(satellite, row.keep) == before
     logged = [
         (r.levelno, r.getMessage())
         for r in caplog.records
