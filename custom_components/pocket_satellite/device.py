@@ -8,7 +8,6 @@ import logging
 import secrets
 from collections import deque
 from collections.abc import Callable, Coroutine
-from functools import partial
 from typing import Any, Final
 
 from homeassistant.components import mqtt
@@ -70,7 +69,7 @@ class PocketSatellite:
         """Subscribe to everything the satellite publishes."""
         handlers: list[tuple[str, Callable[[mqtt.ReceiveMessage], None], str | None]] = [
             ("status", self._on_status, "utf-8"),
-            *((row.path, partial(self._receive, row), "utf-8") for row in TOPICS),
+            *((row.path, self._receiver(row), "utf-8") for row in TOPICS),
             ("tts/response/+", self._on_tts_response, None),
         ]
         for path, handler, encoding in handlers:
@@ -184,24 +183,32 @@ class PocketSatellite:
         self._seen.append(message_id)
         return True
 
-    @callback
-    def _receive(self, row: TopicRow[Any], msg: mqtt.ReceiveMessage) -> None:
-        """One message on ``row``'s topic, handled as TopicRow describes."""
-        try:
-            value = row.parse(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        if row.dedupe and not self._fresh(value.id):
-            return
-        if row.keep is not None:
-            setattr(self, row.keep, value)
-        if row.fire is not None:
-            row.fire(self, value)
-        if row.kind is not None:
-            self._notify(row.kind)
-        if row.hand_off is not None:
-            row.hand_off(self, value)
+    def _receiver(self, row: TopicRow[Any]) -> Callable[[mqtt.ReceiveMessage], None]:
+        """The subscription callback of ``row``'s topic; TopicRow says what it does.
+
+        A closure, not a partial: MQTT names a partial's first argument when it logs an
+        exception, and a row has no name.
+        """
+
+        @callback
+        def receive(msg: mqtt.ReceiveMessage) -> None:
+            try:
+                value = row.parse(load_json(msg.payload))
+            except MessageError as err:
+                self._reject(msg, err)
+                return
+            if row.dedupe and not self._fresh(value.id):
+                return
+            if row.keep is not None:
+                setattr(self, row.keep, value)
+            if row.fire is not None:
+                row.fire(self, value)
+            if row.kind is not None:
+                self._notify(row.kind)
+            if row.hand_off is not None:
+                row.hand_off(self, value)
+
+        return receive
 
     @callback
     def _on_status(self, msg: mqtt.ReceiveMessage) -> None:

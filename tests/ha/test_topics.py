@@ -161,3 +161,21 @@ async def test_the_intent_handler_runs_after_the_listeners_are_told(
     fire(hass, "intent", intent)
     await hass.async_block_till_done()
     assert order == ["listeners", f"handler {intent['id']}"]
+
+
+async def test_a_failing_listener_is_logged_by_mqtt_and_the_next_message_handled(
+    hass: HomeAssistant, satellite: PocketSatellite, caplog: pytest.LogCaptureFixture
+) -> None:
+    def _fail() -> None:
+        raise RuntimeError("listener bug")
+
+    remove = satellite.add_listener("prosody", _fail)
+    fire(hass, "prosody", _golden("prosody"))
+    await hass.async_block_till_done()
+    assert f"when handling msg on '{BASE}/prosody'" in caplog.text
+    assert "RuntimeError: listener bug" in caplog.text
+    remove()
+    calls = _listen(satellite, "prosody")
+    fire(hass, "prosody", _golden("prosody"))
+    await hass.async_block_till_done()
+    assert calls == ["prosody"]
