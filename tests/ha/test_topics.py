@@ -179,3 +179,12 @@ async def test_a_failing_listener_is_logged_by_mqtt_and_the_next_message_handled
     fire(hass, "prosody", _golden("prosody"))
     await hass.async_block_till_done()
     assert calls == ["prosody"]
+
+
+@pytest.mark.parametrize("protocol", [float("inf"), float("nan")])
+async def test_a_protocol_that_is_no_number_is_rejected(
+    hass: HomeAssistant, satellite: PocketSatellite, protocol: float
+) -> None:
+    fire(hass, "info", {**_golden("info"), "protocol": protocol})  # JSON Infinity, NaN
+    await hass.async_block_till_done()
+    assert satellite.rejected == {f"{BASE}/info": 1}
