@@ -47,7 +47,8 @@ class TopicRow[T]:
     dedupe: bool = False
     """Drop a redelivery: a message whose ``id`` is among the last SEEN_IDS seen."""
     retained: bool = False
-    """The satellite publishes it retained (the contract in tests/golden/)."""
+    """The satellite publishes it retained: the contract in tests/golden/, checked by the
+    tests; handling does not depend on it."""
     fire: Hook[T] | None = None
     """Before the listeners are told: fire a bus event about it."""
     hand_off: Hook[T] | None = None
