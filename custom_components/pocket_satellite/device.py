@@ -8,13 +8,13 @@ import logging
 import secrets
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Final
 
 from homeassistant.components import mqtt
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 
-from .const import EVENT_HELP, SEEN_IDS
+from .const import SEEN_IDS
 from .messages import (
     AlertClearedMessage,
     AlertMessage,
@@ -25,13 +25,13 @@ from .messages import (
     SatelliteInfo,
     SayDoneMessage,
     load_json,
-    parse_state,
 )
+from .topics import TOPICS, TopicRow
 
 _LOGGER = logging.getLogger(__name__)
 
 #: Listener kinds entities can follow.
-KINDS = ("status", "info", "state", "intent", "alert", "alert_cleared", "help", "prosody")
+KINDS: Final = ("status", *(row.kind for row in TOPICS if row.kind is not None))
 
 
 class PocketSatellite:
@@ -69,14 +69,7 @@ class PocketSatellite:
         """Subscribe to everything the satellite publishes."""
         handlers: list[tuple[str, Callable[[mqtt.ReceiveMessage], None], str | None]] = [
             ("status", self._on_status, "utf-8"),
-            ("info", self._on_info, "utf-8"),
-            ("state", self._on_state, "utf-8"),
-            ("intent", self._on_intent, "utf-8"),
-            ("alert", self._on_alert, "utf-8"),
-            ("alert/cleared", self._on_alert_cleared, "utf-8"),
-            ("help", self._on_help, "utf-8"),
-            ("prosody", self._on_prosody, "utf-8"),
-            ("say/done", self._on_say_done, "utf-8"),
+            *((row.path, self._receiver(row), "utf-8") for row in TOPICS),
             ("tts/response/+", self._on_tts_response, None),
         ]
         for path, handler, encoding in handlers:
@@ -156,6 +149,13 @@ class PocketSatellite:
         finally:
             self._tts.pop(request_id, None)
 
+    @callback
+    def finish_say(self, done: SayDoneMessage) -> None:
+        """Complete the async_say waiting for ``done`` (nothing when none waits)."""
+        future = self._say.get(done.id)
+        if future is not None and not future.done():
+            future.set_result(done)
+
     async def async_respond(self, utterance_id: str, text: str) -> None:
         """Publish HA's spoken answer to an intent on ``response``."""
         await self._publish("response", {"utterance_id": utterance_id, "text": text})
@@ -183,106 +183,37 @@ class PocketSatellite:
         self._seen.append(message_id)
         return True
 
+    def _receiver(self, row: TopicRow[Any]) -> Callable[[mqtt.ReceiveMessage], None]:
+        """The subscription callback of ``row``'s topic; TopicRow says what it does.
+
+        A closure, not a partial: MQTT names a partial's first argument when it logs an
+        exception, and a row has no name.
+        """
+
+        @callback
+        def receive(msg: mqtt.ReceiveMessage) -> None:
+            try:
+                value = row.parse(load_json(msg.payload))
+            except MessageError as err:
+                self._reject(msg, err)
+                return
+            if row.dedupe and not self._fresh(value.id):
+                return
+            if row.keep is not None:
+                setattr(self, row.keep, value)
+            if row.fire is not None:
+                row.fire(self, value)
+            if row.kind is not None:
+                self._notify(row.kind)
+            if row.hand_off is not None:
+                row.hand_off(self, value)
+
+        return receive
+
     @callback
     def _on_status(self, msg: mqtt.ReceiveMessage) -> None:
         self.available = msg.payload == "online"
         self._notify("status")
-
-    @callback
-    def _on_info(self, msg: mqtt.ReceiveMessage) -> None:
-        try:
-            info = SatelliteInfo.parse(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        self.info = info
-        self._notify("info")
-
-    @callback
-    def _on_state(self, msg: mqtt.ReceiveMessage) -> None:
-        try:
-            self.state = parse_state(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        self._notify("state")
-
-    @callback
-    def _on_intent(self, msg: mqtt.ReceiveMessage) -> None:
-        try:
-            intent = IntentMessage.parse(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        if not self._fresh(intent.id):
-            return
-        self.last_intent = intent
-        self._notify("intent")
-        if self.intent_handler is not None:
-            self.hass.async_create_task(self.intent_handler(intent), eager_start=True)
-
-    @callback
-    def _on_alert(self, msg: mqtt.ReceiveMessage) -> None:
-        try:
-            alert = AlertMessage.parse(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        if self._fresh(alert.id):
-            self.last_alert = alert
-            self._notify("alert")
-
-    @callback
-    def _on_alert_cleared(self, msg: mqtt.ReceiveMessage) -> None:
-        try:
-            cleared = AlertClearedMessage.parse(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        if self._fresh(cleared.id):
-            self.last_alert_cleared = cleared
-            self._notify("alert_cleared")
-
-    @callback
-    def _on_help(self, msg: mqtt.ReceiveMessage) -> None:
-        try:
-            help_request = HelpMessage.parse(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        if not self._fresh(help_request.id):
-            return
-        self.last_help = help_request
-        self.hass.bus.async_fire(
-            EVENT_HELP,
-            {
-                "satellite_id": self.satellite_id,
-                "severity": help_request.severity,
-                "utterance_id": help_request.utterance_id,
-                "id": help_request.id,
-            },
-        )
-        self._notify("help")
-
-    @callback
-    def _on_prosody(self, msg: mqtt.ReceiveMessage) -> None:
-        try:
-            self.last_prosody = ProsodyMessage.parse(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        self._notify("prosody")
-
-    @callback
-    def _on_say_done(self, msg: mqtt.ReceiveMessage) -> None:
-        try:
-            done = SayDoneMessage.parse(load_json(msg.payload))
-        except MessageError as err:
-            self._reject(msg, err)
-            return
-        future = self._say.get(done.id)
-        if future is not None and not future.done():
-            future.set_result(done)
 
     @callback
     def _on_tts_response(self, msg: mqtt.ReceiveMessage) -> None:

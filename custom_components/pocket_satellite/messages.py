@@ -7,6 +7,7 @@ in step by both sides' tests loading the same golden files.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,13 @@ def _num(data: dict[str, Any], key: str) -> float:
     return float(value)
 
 
+def _int(data: dict[str, Any], key: str) -> int:
+    value = _num(data, key)
+    if not math.isfinite(value):  # JSON's Infinity and NaN, which int() cannot take
+        raise MessageError(f"{key}: expected a finite number")
+    return int(value)
+
+
 def _strs(data: dict[str, Any], key: str) -> tuple[str, ...]:
     value = data.get(key)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -81,7 +89,7 @@ class SatelliteInfo:
             wake_words=_strs(data, "wake_words"),
             voices=_strs(data, "voices"),
             capabilities=_strs(data, "capabilities"),
-            protocol=int(_num(data, "protocol")) if "protocol" in data else 1,
+            protocol=_int(data, "protocol") if "protocol" in data else 1,
         )
 
     def as_dict(self) -> dict[str, Any]:
