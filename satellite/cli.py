@@ -15,6 +15,7 @@ from .errors import SatelliteError
 from .pipeline import Pipeline
 from .prosody.cli import add_parser as add_prosody_command
 from .run_command import add_run_command
+from .scenario import add_parser as add_scenario_command
 from .tts.cli import add_parser as add_say_command
 from .understand_cli import add_parser as add_understand_command
 
@@ -69,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     listen.set_defaults(func=_listen)
     add_run_command(sub)
+    add_scenario_command(sub)
     add_say_command(sub)
     add_prosody_command(sub)
     add_understand_command(sub)

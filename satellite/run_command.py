@@ -2,7 +2,9 @@
 
 ``--realtime`` replays a file as a live session: the input is paced as a microphone
 would deliver it, and a file output gets what a sound card would have played, silence
-included, aligned with the input.
+included, aligned with the input. ``--timeline`` prints what happens as readable lines;
+``--stand-in-ha`` (MQTT off only) answers Home Assistant's intents the way HA would, for
+the demo (scripts/demo.sh).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .app import DRAIN_SECONDS, INBOX_SIZE, SatelliteApp, make_info
+from .app import DRAIN_SECONDS, INBOX_SIZE, EventSink, SatelliteApp, make_info
 from .audio.chunk import AudioChunk
 from .audio.io import AudioSink, open_sink, open_source
 from .audio.realtime import PacedSink, ReplayClock, paced
@@ -24,6 +26,8 @@ from .mqtt.link import MqttLink
 from .mqtt.payloads import Command
 from .pipeline import Pipeline, build_stages
 from .slot_grammar import SlotGrammar
+from .stand_in_ha import StandInHomeAssistant
+from .timeline import Timeline
 from .tts.engines import make_engine
 from .understanding import build_understanding
 
@@ -40,6 +44,14 @@ def add_run_command(sub: Any) -> None:
         action="store_true",
         help="pace a file or stdin input as a microphone would, and write a file output "
         "time-aligned with it (silence where nothing played)",
+    )
+    run.add_argument(
+        "--timeline", action="store_true", help="print a readable line per event on stdout"
+    )
+    run.add_argument(
+        "--stand-in-ha",
+        action="store_true",
+        help="with MQTT off: answer Home Assistant's intents as HA would (a demo, no devices)",
     )
     run.set_defaults(func=_run)
 
@@ -66,6 +78,14 @@ def _run(args: argparse.Namespace) -> int:
             ],
         )
     settings = config.mqtt
+    if args.stand_in_ha and settings.enabled:
+        raise ConfigError(
+            "run --stand-in-ha",
+            [
+                "mqtt.enabled: Home Assistant answers over MQTT, the stand-in only plays "
+                "its part without it. Fix: set mqtt.enabled: false, or drop --stand-in-ha"
+            ],
+        )
     engine = make_engine(config.tts)
     inbox: queue.Queue[Command] = queue.Queue(INBOX_SIZE)
     info = make_info(config, engine)
@@ -73,9 +93,12 @@ def _run(args: argparse.Namespace) -> int:
     clock = ReplayClock() if args.realtime else None
     sink = open_output(args.output or config.audio.output, config, clock)
     understanding = build_understanding(config)
+    events: EventSink = Timeline(link) if args.timeline else link
+    if args.stand_in_ha:
+        events = StandInHomeAssistant(events, inbox)
     app = SatelliteApp(
         Pipeline(build_stages(config, understanding=understanding)),
-        link,
+        events,
         inbox,
         engine,
         sink,
@@ -86,7 +109,9 @@ def _run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: app.stop())
     if settings.enabled:
         link.start()
-    print(f"satellite {info.id!r}: listening on {spec}, MQTT {settings.host}", file=sys.stderr)
+    print(
+        f"satellite {info.id!r}: listening on {spec}, {_mqtt_line(config, args)}", file=sys.stderr
+    )
     source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
     frames: Iterable[AudioChunk] = source if clock is None else paced(source, clock)
     try:
@@ -99,3 +124,12 @@ def _run(args: argparse.Namespace) -> int:
             link.wait_idle(DRAIN_SECONDS)
             link.stop()
     return 0
+
+
+def _mqtt_line(config: Config, args: argparse.Namespace) -> str:
+    mqtt = config.mqtt
+    if mqtt.enabled:
+        return f"MQTT {mqtt.host}:{mqtt.port or '(default port)'}"
+    if args.stand_in_ha:
+        return "MQTT off (mqtt.enabled: false): a stand-in plays Home Assistant's part"
+    return "MQTT off (mqtt.enabled: false): nothing is published, HA intents go unanswered"

@@ -1,0 +1,127 @@
+"""The demo's scenario, spoken at install time: ``pocket-satellite scenario OUT.wav``.
+
+A session of a resident talking to the satellite, synthesised with the eSpeak NG that
+ships in the package (nothing is downloaded, no large WAV is committed): each turn is
+"okay nabu", a pause, a request, and time for the answer. Beside the WAV goes a JSON
+script of the turns (what was said, where it ends, what should come of it), which the
+tests and the end-to-end bench read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import soxr
+
+from .audio.chunk import PIPELINE_RATE_HZ, AudioChunk, float_to_int16, to_float_mono
+from .audio.wav import write_wav
+from .tts.espeak import EspeakEngine
+
+WAKE_TEXT = "okay nabu"
+#: Silence before the first turn, after the wake word, and after each request, s.
+LEAD_SECONDS = 1.0
+AFTER_WAKE_SECONDS = 0.45
+ANSWER_SECONDS = 5.0
+
+Float = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One request: its words, how fast they are said, and what should come of it."""
+
+    text: str
+    expect: str
+    rate_wpm: int = 150
+    voice: str = "en-us"
+
+
+#: A home command, a care question, a question the templates miss, a rushed sentence
+#: and a call for help.
+DEMO_TURNS = (
+    Turn("turn on the kitchen light", "HassTurnOn"),
+    Turn("what time is it", "GetTime"),
+    Turn("turn off the living room light", "HassTurnOff"),
+    Turn("could you tell me which day of the week it is", "GetDate (LLM)"),
+    Turn("I think I left the oven on and now the whole kitchen is smoky", "rushed speech", 330),
+    Turn("please call the nurse", "CallForHelp"),
+)
+
+
+@dataclass(frozen=True)
+class ScriptLine:
+    """Where a turn's request lies in the scenario, s, and what should come of it."""
+
+    text: str
+    expect: str
+    start_seconds: float
+    end_seconds: float
+
+
+def speak(engine: EspeakEngine, text: str, rate_wpm: int, voice: str) -> Float:
+    """``text`` in eSpeak's voice at the pipeline's rate, trimmed of silence at the ends."""
+    engine.rate_wpm = rate_wpm
+    chunks: list[AudioChunk] = list(engine.synthesize(text, voice))
+    audio = np.concatenate([to_float_mono(c) for c in chunks])
+    audio = np.asarray(soxr.resample(audio, chunks[0].rate_hz, PIPELINE_RATE_HZ), np.float32)
+    loud = np.flatnonzero(np.abs(audio) > 0.01)
+    return audio[loud[0] : loud[-1] + 1] if len(loud) else audio
+
+
+def render(turns: tuple[Turn, ...] = DEMO_TURNS) -> tuple[AudioChunk, list[ScriptLine]]:
+    """The scenario's audio (16 kHz mono) and its script."""
+    engine = EspeakEngine()
+    pieces: list[Float] = [np.zeros(int(LEAD_SECONDS * PIPELINE_RATE_HZ), np.float32)]
+    script: list[ScriptLine] = []
+    position = LEAD_SECONDS
+    for turn in turns:
+        wake = speak(engine, WAKE_TEXT, 150, "en-us")
+        request = speak(engine, turn.text, turn.rate_wpm, turn.voice)
+        pause = np.zeros(int(AFTER_WAKE_SECONDS * PIPELINE_RATE_HZ), np.float32)
+        answer = np.zeros(int(ANSWER_SECONDS * PIPELINE_RATE_HZ), np.float32)
+        start = position + (len(wake) + len(pause)) / PIPELINE_RATE_HZ
+        end = start + len(request) / PIPELINE_RATE_HZ
+        script.append(ScriptLine(turn.text, turn.expect, round(start, 3), round(end, 3)))
+        pieces += [wake, pause, request, answer]
+        position = end + ANSWER_SECONDS
+    audio = np.concatenate(pieces)
+    return AudioChunk.from_int16(float_to_int16(audio)), script
+
+
+def script_path(wav: Path) -> Path:
+    """Where the script of the scenario ``wav`` is kept."""
+    return wav.with_suffix(".json")
+
+
+def write_scenario(wav: Path, turns: tuple[Turn, ...] = DEMO_TURNS) -> list[ScriptLine]:
+    """Write the scenario's WAV and its JSON script beside it."""
+    audio, script = render(turns)
+    write_wav(wav, audio)
+    script_path(wav).write_text(json.dumps([asdict(line) for line in script], indent=1) + "\n")
+    return script
+
+
+def read_script(wav: Path) -> list[ScriptLine]:
+    """The script written beside the scenario ``wav``."""
+    return [ScriptLine(**line) for line in json.loads(script_path(wav).read_text())]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``pocket-satellite scenario``."""
+    parser = sub.add_parser("scenario", help="speak the demo's scenario into a WAV file")
+    parser.add_argument("output", type=Path, help="the WAV to write (a .json script beside it)")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    script = write_scenario(args.output)
+    seconds = script[-1].end_seconds + ANSWER_SECONDS
+    print(f"wrote {args.output} ({seconds:.0f} s, {len(script)} requests)", file=sys.stderr)
+    return 0
