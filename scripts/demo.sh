@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="$(bash scripts/bootstrap.sh | tail -n 1)"
 DEMO="${POCKET_DEMO_DIR:-$HOME/.cache/pocket-satellite/demo}"
-SCENARIO="$DEMO/scenario.wav"
+# (named after the scenario's code, so a changed scenario is spoken anew)
+SCENARIO="$DEMO/scenario-$(sha256sum satellite/scenario.py | cut -c1-12).wav"
 REPLIES="$DEMO/replies.wav"
 [ -f "$SCENARIO" ] || "$VENV/bin/pocket-satellite" scenario "$SCENARIO"
 
