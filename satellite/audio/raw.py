@@ -20,8 +20,11 @@ class RawStreamSource:
     def __iter__(self) -> Iterator[AudioChunk]:
         emitted = 0
         pending = b""
+        # read1: what has arrived (up to READ_BYTES), not a wait for all of it: a live
+        # stream (arecord | ...) is heard as it comes, not 100 ms at a time.
+        read = getattr(self._stream, "read1", self._stream.read)
         while True:
-            data = self._stream.read(READ_BYTES)
+            data = read(READ_BYTES)
             if not data:
                 return
             data = pending + data
