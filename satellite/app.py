@@ -9,7 +9,10 @@ the result in between utterances (see satellite/slot_grammar.py).
 
 Whatever is to be said waits while the pipeline hears someone (after a wake word, until
 the utterance and the follow-on window after it are over): speaking then would talk over
-the person and deafen the microphone to the rest of what they say.
+the person and deafen the microphone to the rest of what they say. So that the person
+knows at once they were understood, a request whose answer waits (held, or asked of Home
+Assistant) is acknowledged with the ``done`` sound the moment it is understood: a short
+tone that leaves the microphone open.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -39,7 +43,7 @@ from .mqtt.payloads import (
     TtsRequest,
 )
 from .mqtt.tts_responder import Publish, TtsResponder
-from .nlu.events import PlaybackControl, ReplyRequested
+from .nlu.events import HaIntentRequested, PlaybackControl, ReplyRequested
 from .slot_grammar import SlotGrammar
 from .tts.base import TtsEngine
 from .tts.events import BargeIn
@@ -49,6 +53,8 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Commands waiting for the frame loop beyond this are rejected by the MQTT link.
 INBOX_SIZE = 256
+#: Utterances remembered as acknowledged (one ``done`` sound each).
+ACKNOWLEDGED_KEPT = 64
 #: After the input ends, wait this long for speech and MQTT to finish, s.
 DRAIN_SECONDS = 10.0
 CAPABILITIES = ("say", "tts", "response", "slots", "control")
@@ -125,6 +131,7 @@ class SatelliteApp:
         publish: Publish,
         grammar: SlotGrammar | None = None,
         player: PlayerSettings | None = None,
+        sounds: Mapping[str, AudioChunk] | None = None,
     ) -> None:
         self.pipeline = pipeline
         #: Rebuilds the speech grammar for HA's slot lists (None: they are only kept).
@@ -142,6 +149,9 @@ class SatelliteApp:
         self._stopping = threading.Event()
         self._publish = publish
         self.voice = VoiceOut(engine, sink, player)
+        #: Feedback sounds by name (tts.feedback); none: no sounds.
+        self.sounds = dict(sounds or {})
+        self._acknowledged: deque[str] = deque(maxlen=ACKNOWLEDGED_KEPT)
         self.tts = TtsResponder(engine, publish)
 
     # --- the frame loop -----------------------------------------------------------------
@@ -235,7 +245,11 @@ class SatelliteApp:
         if isinstance(event, BargeIn):
             self.voice.stop()
         elif isinstance(event, ReplyRequested):
+            if self.pipeline.hearing:
+                self._acknowledge(event.utterance_id)
             self._say(SpeakJob(event.text))
+        elif isinstance(event, HaIntentRequested):
+            self._acknowledge(event.utterance_id)
         elif isinstance(event, PlaybackControl):
             if event.action == "stop":
                 self._stop_speaking()
@@ -253,6 +267,14 @@ class SatelliteApp:
             self._held.append(job)
         else:
             self.voice.say(job.text, job.request_id)
+
+    def _acknowledge(self, utterance_id: str) -> None:
+        """The ``done`` sound, once per utterance, when its answer will take a while."""
+        sound = self.sounds.get("done")
+        if sound is None or utterance_id in self._acknowledged:
+            return
+        self._acknowledged.append(utterance_id)
+        self.voice.play_sound(sound)
 
     def _speak_held(self, at_last: bool = False) -> None:
         """Pass on what waited, in order, when the pipeline no longer hears anyone (and

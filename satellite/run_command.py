@@ -29,6 +29,7 @@ from .slot_grammar import SlotGrammar
 from .stand_in_ha import StandInHomeAssistant
 from .timeline import Timeline
 from .tts.engines import make_engine
+from .tts.feedback import load_feedback_sounds
 from .understanding import build_understanding
 
 
@@ -105,6 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         link.publish,
         SlotGrammar(config, understanding),
         config.player,
+        load_feedback_sounds(config.tts.feedback),
     )
     signal.signal(signal.SIGTERM, lambda *_: app.stop())
     if settings.enabled:

@@ -12,6 +12,10 @@ the frame loop drains it with :meth:`VoiceOut.poll`, which tells it:
   reply played to its end, was stopped, or failed), once both the TTS thread and the
   player are finished with it,
 - that the output failed (:class:`OutputFailed`), so the app can say it cannot speak.
+
+Feedback sounds (:meth:`VoiceOut.play_sound`) play in order with speech but are not
+speaking: they bring no :class:`Speaking` notice, so the microphone stays open while they
+play (they are tones the VAD does not take for speech).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import logging
 import queue
 from dataclasses import dataclass
 
+from .audio.chunk import AudioChunk
 from .audio.events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from .audio.io import AudioSink
 from .audio.player import Player
@@ -81,6 +86,8 @@ class VoiceOut:
         self.speaker = Speaker(engine, self.player, voice, on_finished=self._notices.put)
         self.speaking = False
         self._requests: dict[str, _Request] = {}
+        #: Replies that are feedback sounds, not speech.
+        self._sounds: set[str] = set()
 
     @property
     def volume(self) -> float:
@@ -96,6 +103,12 @@ class VoiceOut:
         reply = self.speaker.say(text)
         if request_id is not None:
             self._requests[reply.reply_id] = _Request(request_id, reply)
+        return reply
+
+    def play_sound(self, sound: AudioChunk) -> Reply:
+        """Play a feedback sound after what is queued; the microphone stays open."""
+        reply = self.speaker.play_sound(sound)
+        self._sounds.add(reply.reply_id)
         return reply
 
     def stop(self) -> None:
@@ -118,6 +131,13 @@ class VoiceOut:
                 request = self._requests.get(notice.reply_id)
                 if request is not None:
                     self._conclude(request, out)
+                elif notice.reply_id in self._sounds and notice.cancelled:
+                    self._sounds.discard(notice.reply_id)  # dropped: no playback event
+            elif isinstance(notice, PlaybackFinished | PlaybackStopped | PlaybackStarted) and (
+                notice.reply_id in self._sounds
+            ):
+                if not isinstance(notice, PlaybackStarted):
+                    self._sounds.discard(notice.reply_id)
             elif isinstance(notice, PlaybackStarted):
                 self.speaking = True
                 out.append(Speaking(True))

@@ -70,6 +70,13 @@ def _reply_candidates(start: dt.datetime, end: dt.datetime, rate_hz: int) -> lis
     return audio
 
 
+def _stretches(played: np.ndarray, rate_hz: int) -> list[tuple[int, int]]:
+    """(first, last) sample of each stretch of sound, split at 0.1 s of quiet."""
+    audible = np.flatnonzero(np.abs(played) > SOUND)
+    cuts = np.flatnonzero(np.diff(audible) > rate_hz // 10)
+    return list(zip([audible[0], *audible[cuts + 1]], [*audible[cuts], audible[-1]], strict=True))
+
+
 def _similarity(played: np.ndarray, reference: np.ndarray) -> float:
     """Best correlation of the two sounds from their onsets (a few samples either way)."""
     start = int(np.argmax(np.abs(played) > SOUND / 32768))
@@ -99,10 +106,14 @@ def test_run_speaks_the_reply_on_the_alsa_speaker(
     assert code == 0, err
     assert "Traceback" not in err and "AudioDeviceError" not in err, err
     played = np.frombuffer(alsa_files.playback_out.read_bytes(), dtype="<i2")
-    audible = np.flatnonzero(np.abs(played) > SOUND)
-    assert len(audible), "nothing was played"
-    assert (audible[-1] - audible[0]) / rate_hz > 1.0  # a sentence, not a click
-    floats = played.astype(np.float32) / 32768
+    assert np.any(np.abs(played) > SOUND), "nothing was played"
+    stretches = _stretches(played, rate_hz)
+    # the 'done' tone acknowledges the question (0.23 s), then the answer is spoken
+    assert len(stretches) == 2, stretches
+    (tone_start, tone_end), (first, last) = stretches
+    assert 0.15 < (tone_end - tone_start) / rate_hz < 0.3
+    assert (last - first) / rate_hz > 1.0  # a sentence, not a click
+    floats = played[first - rate_hz // 20 :].astype(np.float32) / 32768
     best = max(_similarity(floats, ref) for ref in _reply_candidates(began, ended, rate_hz))
     assert best > 0.9, best
 
@@ -122,7 +133,10 @@ def test_realtime_replay_lines_the_reply_up_with_the_input(tmp_path: Path) -> No
         played = np.frombuffer(reader.readframes(reader.getnframes()), dtype="<i2")
     assert rate == 22050
     assert len(played) / rate >= seconds - 0.05
-    audible = np.flatnonzero(np.abs(played) > SOUND)
-    assert len(audible)
-    onset = audible[0] / rate
-    assert question_end < onset < question_end + 3.0, (question_end, onset)
+    stretches = _stretches(played, rate)
+    assert len(stretches) == 2, stretches  # the acknowledging tone, then the answer
+    tone, answer = (start / rate for start, _ in stretches)
+    # the tone comes as soon as the question is understood, the answer once the
+    # follow-on window (1 s after the speech) has passed in silence
+    assert question_end < tone < question_end + 0.8, (question_end, tone)
+    assert question_end + 1.0 < answer < question_end + 2.5, (question_end, answer)

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from satellite.audio.chunk import AudioChunk
+from satellite.audio.chunk import FRAME_BYTES, AudioChunk, to_pipeline_format
 from satellite.audio.events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from satellite.audio.player import Player
 from satellite.audio.settings import PlayerSettings
 from satellite.audio.wav import read_wav
 from satellite.errors import AudioFormatError
 from satellite.events import Event
+from satellite.frontend.vad import make_vad
 from satellite.tts.base import TtsError, UnknownVoiceError
 from satellite.tts.espeak import EspeakEngine
 from satellite.tts.feedback import SOUNDS, bundled_sound_path, load_feedback_sounds
@@ -275,3 +276,20 @@ def test_a_full_queue_refuses_a_reply_without_blocking() -> None:
     assert all(r.wait(WAIT_SECONDS) and r.cancelled for r in waiting)
     assert player.wait(WAIT_SECONDS)
     speaker.close()
+
+
+@pytest.mark.parametrize("name", ["awake", "done"])
+def test_the_sounds_played_while_someone_may_speak_are_not_speech_to_the_vad(name: str) -> None:
+    """'done' acknowledges a request while the follow-on window is open (and 'awake' would
+    sound as the person begins): heard back by the microphone, neither may start an
+    utterance."""
+    sound = to_pipeline_format(read_wav(bundled_sound_path(name)))
+    silence = bytes(FRAME_BYTES * 30)
+    audio = silence + sound.samples + silence
+    for engine in ("silero", "micro"):
+        vad = make_vad(engine)
+        highest = max(
+            vad.process(AudioChunk(16000, 2, 1, audio[i : i + FRAME_BYTES], i / 32000))
+            for i in range(0, len(audio) - FRAME_BYTES + 1, FRAME_BYTES)
+        )
+        assert highest < 0.2, (engine, highest)  # the VAD's threshold is 0.5

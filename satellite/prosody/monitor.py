@@ -32,7 +32,7 @@ from .rate import (
     lexical_estimate,
 )
 from .settings import ProsodySettings
-from .syllables import SyllableDictionary
+from .syllables import SyllableDictionary, default_dictionary
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -109,7 +109,8 @@ class ProsodyMonitor:
             )
         )
         self.policy = AlertPolicy(settings)
-        self.dictionary = dictionary
+        # read now (about 0.3 s), not in the frame that decides the first utterance
+        self.dictionary = dictionary if dictionary is not None else default_dictionary()
 
     def process(
         self, utterance: UtteranceEnded, words: WordsLike | None = None, speaker: str | None = None
