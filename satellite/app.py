@@ -44,6 +44,7 @@ from .mqtt.payloads import (
 )
 from .mqtt.tts_responder import Publish, TtsResponder
 from .nlu.events import HaIntentRequested, PlaybackControl, ReplyRequested
+from .queues import drain
 from .slot_grammar import SlotGrammar
 from .tts.base import TtsEngine
 from .tts.events import BargeIn
@@ -178,11 +179,7 @@ class SatelliteApp:
         """Handle every queued command and speech notice (frame loop thread)."""
         self._take_voice_notices()
         self._speak_held()
-        while True:
-            try:
-                command = self.inbox.get_nowait()
-            except queue.Empty:
-                break
+        for command in drain(self.inbox):
             self.handle(command)
         if self.grammar is not None:
             self.grammar.poll()  # a rebuilt grammar goes in between utterances

@@ -30,6 +30,7 @@ from .audio.io import AudioSink
 from .audio.player import Player
 from .audio.settings import PlayerSettings
 from .events import Event
+from .queues import drain
 from .tts.base import TtsEngine
 from .tts.speaker import Reply, Speaker
 
@@ -122,11 +123,7 @@ class VoiceOut:
     def poll(self) -> list[Notice]:
         """The threads' notices since the last poll, in order (frame loop thread)."""
         out: list[Notice] = []
-        while True:
-            try:
-                notice = self._notices.get_nowait()
-            except queue.Empty:
-                return out
+        for notice in drain(self._notices):
             if isinstance(notice, Reply):
                 request = self._requests.get(notice.reply_id)
                 if request is not None:
@@ -146,6 +143,7 @@ class VoiceOut:
                     self.speaking = False
                     out.append(Speaking(False))
                 self._on_played(notice, out)
+        return out
 
     def close(self) -> None:
         """Say what is queued, play it out, end both threads and close the sink."""

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import AudioDeviceError, MissingDependencyError
+from ..queues import drain
 from .chunk import FRAME_SAMPLES, PIPELINE_RATE_HZ, AudioChunk
 
 _LOGGER = logging.getLogger(__name__)
@@ -208,17 +209,9 @@ class AlsaPlaybackSink:
 
         What ALSA already holds (its ring buffer, ``ALSA_PERIODS`` periods) still plays.
         """
-        dropped, closing = 0, False
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if item is _STOP:
-                closing = True
-            else:
-                dropped += len(item)
-        if closing:
+        items = drain(self._queue)
+        dropped = sum(len(item) for item in items if item is not _STOP)
+        if any(item is _STOP for item in items):
             self._queue.put(_STOP)
         return dropped
 

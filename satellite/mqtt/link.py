@@ -29,6 +29,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from ..events import Event
+from ..queues import drain
 from .client import LinkStats, MqttConfigError, backoff_delay, make_client, set_nodelay
 from .discovery import discovery_messages
 from .outbox import Outbox, OutboxMessage
@@ -311,12 +312,7 @@ class MqttLink:
     def _run_worker(self) -> None:
         try:
             while True:
-                items = [self._work.get()]
-                while len(items) < BATCH_ITEMS:
-                    try:
-                        items.append(self._work.get_nowait())
-                    except queue.Empty:
-                        break
+                items = [self._work.get(), *drain(self._work, BATCH_ITEMS - 1)]
                 if not self._handle_batch(items):
                     return
         except Exception:  # thread boundary: say so loudly; the outbox keeps the events

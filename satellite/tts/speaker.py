@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..audio.chunk import AudioChunk
 from ..audio.player import Player
 from ..errors import SatelliteError
+from ..queues import drain
 from .base import TtsEngine, TtsError
 from .text import SplitterSettings, TextSplitter
 
@@ -97,17 +98,12 @@ class Speaker:
         """Stop speaking now: drop queued replies, flush the player, cancel synthesis."""
         with self._lock:
             self._generation += 1
-            dropped: list[Reply] = []
-            while True:
-                try:
-                    item = self._inbox.get_nowait()
-                except queue.Empty:
-                    break
+            items = drain(self._inbox)
+            for _ in items:
                 self._inbox.task_done()
-                if item is None:
-                    self._inbox.put(None)
-                    break
-                dropped.append(item)
+            dropped = [item for item in items if item is not None]
+            if None in items:  # close() asked the thread to end: keep that request
+                self._inbox.put(None)
         for reply in dropped:
             reply.cancelled = True
             self._finish(reply)
