@@ -268,3 +268,8 @@ def test_a_reply_waits_until_the_person_has_finished() -> None:
         assert sink.played.wait(30.0)  # ... and spoken once the window had passed
     finally:
         app.close()
+
+
+def test_utterance_ids_have_no_gaps_when_follow_on_windows_pass_in_silence() -> None:
+    audio, _ = _conversation(["what time is it", "turn on the kitchen light"], [], (0, 1))
+    assert [u.utterance_id for u in _utterances(_run(audio, validate({})))] == ["u1", "u2"]

@@ -224,7 +224,7 @@ class UtteranceRecorder:
             return []
         if not self.continuous and now - self._wake_seconds >= self.settings.listen_timeout_seconds:
             event = ListeningTimeout(
-                timestamp_seconds=round(now, 3), utterance_id=self._utterance_id
+                timestamp_seconds=round(now, 3), utterance_id=self._take_id()
             )
             self.reset()
             return [event]
@@ -241,10 +241,17 @@ class UtteranceRecorder:
 
     # --- helpers ------------------------------------------------------------------
 
+    def _take_id(self) -> str:
+        """This utterance's id, numbered when first reported (a follow-on window that
+        passes in silence uses none)."""
+        if not self._utterance_id:
+            self._utterance_id = f"u{next(self._counter)}"
+        return self._utterance_id
+
     def _begin(self, phase: Phase, wake_seconds: float) -> None:
         self._phase = phase
         self._wake_seconds = wake_seconds
-        self._utterance_id = f"u{next(self._counter)}"
+        self._utterance_id = ""  # taken when something is reported: ids have no gaps
         self._frames = []
         self._speech_run_start = None
         self._speech_run_seconds = 0.0
@@ -267,7 +274,7 @@ class UtteranceRecorder:
             ]
         return [
             SpeechStarted(
-                timestamp_seconds=round(onset_seconds, 3), utterance_id=self._utterance_id
+                timestamp_seconds=round(onset_seconds, 3), utterance_id=self._take_id()
             )
         ]
 
@@ -277,7 +284,7 @@ class UtteranceRecorder:
         audio = join_frames(frames)
         event = UtteranceEnded(
             timestamp_seconds=round(now, 3),
-            utterance_id=self._utterance_id,
+            utterance_id=self._take_id(),
             start_seconds=round(self._onset_seconds, 3),
             end_seconds=round(self._last_speech_end, 3),
             audio_start_seconds=round(audio.timestamp_seconds, 3),
