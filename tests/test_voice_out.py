@@ -56,9 +56,9 @@ def test_requests_end_done_stopped_or_error_in_order() -> None:
     assert ended == {"long": "stopped", "dropped": "stopped"}
     voice.speaker.voice = "no-such-voice-zz"  # synthesis fails
     voice.say("Hello again.", "bad")
-    (ended,) = [n for n in _notices(voice, 1) if isinstance(n, RequestDone)]
-    assert ended.request_id == "bad" and ended.status == "error"
-    assert "no-such-voice-zz" in str(ended.error)
+    (failed,) = [n for n in _notices(voice, 1) if isinstance(n, RequestDone)]
+    assert failed.request_id == "bad" and failed.status == "error"
+    assert "no-such-voice-zz" in str(failed.error)
     voice.close()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..events import Event
+from ..event_base import Event
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AudioDeviceError
-from ..events import Event
+from ..event_base import Event
 from .chunk import AudioChunk, float_to_int16, to_float_mono
 from .events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from .io import AudioSink

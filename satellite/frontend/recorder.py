@@ -223,9 +223,7 @@ class UtteranceRecorder:
                 self.reset()  # nothing followed: the conversation is over
             return []
         if not self.continuous and now - self._wake_seconds >= self.settings.listen_timeout_seconds:
-            event = ListeningTimeout(
-                timestamp_seconds=round(now, 3), utterance_id=self._take_id()
-            )
+            event = ListeningTimeout(timestamp_seconds=round(now, 3), utterance_id=self._take_id())
             self.reset()
             return [event]
         return []
@@ -273,9 +271,7 @@ class UtteranceRecorder:
                 f for f in earlier + self._frames if f.timestamp_seconds >= audio_from - 1e-9
             ]
         return [
-            SpeechStarted(
-                timestamp_seconds=round(onset_seconds, 3), utterance_id=self._take_id()
-            )
+            SpeechStarted(timestamp_seconds=round(onset_seconds, 3), utterance_id=self._take_id())
         ]
 
     def _finish(self, now: float, reason: str) -> list[Event]:
