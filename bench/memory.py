@@ -634,6 +634,7 @@ class Marks:
                 "label": label,
                 "rss_mb": round(rss / MB, 1),
                 "delta_mb": round((rss - self._last) / MB, 1),
+                "peak_mb": round(self.proc.read()["VmHWM"] / MB, 1),
                 "ms": round((now - self._t) * 1000.0, 1),
             }
         )
@@ -759,6 +760,46 @@ def what_if_decoders(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+#: Names and areas a small home's Home Assistant exposes (the ``slots`` it publishes).
+SLOT_NAMES = (
+    "kitchen light",
+    "bedroom lamp",
+    "living room light",
+    "hall light",
+    "desk lamp",
+    "ceiling fan",
+    "tv",
+    "front door",
+    "heater",
+    "porch light",
+)
+SLOT_AREAS = ("kitchen", "bedroom", "living room", "hall", "office")
+
+
+def what_if_slots(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
+    """Home Assistant's slot lists arriving (retained, at every start with MQTT on): the
+    grammar and the recognizer built again beside the ones in use, then swapped."""
+    import gc  # noqa: PLC0415
+
+    from satellite.slot_grammar import SlotGrammar  # noqa: PLC0415
+    from satellite.understanding import build_understanding  # noqa: PLC0415
+
+    config = _config(args.config)
+    heard = build_understanding(config)
+    grammar = SlotGrammar(config, heard)
+    marks.mark("understanding built")
+    reset_peak()
+    grammar.update(SLOT_NAMES, SLOT_AREAS)
+    deadline = time.monotonic() + 60.0
+    while not grammar.poll() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    marks.mark(f"HA's {len(SLOT_NAMES)} names and {len(SLOT_AREAS)} areas: rebuilt, swapped")
+    gc.collect()
+    marks.mark("gc")
+    grammar.close()
+    return {"swaps": grammar.swaps}
+
+
 def what_if_llm(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     """The LLM worker process: its memory once loaded and after one decision."""
     import dataclasses as dc  # noqa: PLC0415
@@ -799,6 +840,7 @@ WHAT_IFS: dict[str, Callable[[Marks, argparse.Namespace], dict[str, Any] | None]
     "grammar": what_if_grammar,
     "syllables": what_if_syllables,
     "decoders": what_if_decoders,
+    "slots": what_if_slots,
     "llm": what_if_llm,
 }
 
@@ -879,6 +921,7 @@ def _what_ifs(config: Path, folder: Path, core: str | None, llm: bool) -> dict[s
     run("syllables", "syllables: grammar words", "--fsg", fsg)
     run("decoders", "decoders")
     run("freeable", "freeable")
+    run("slots", "HA slot lists")
     if llm:
         run("llm", "llm")
     return out
@@ -896,10 +939,12 @@ def _print_what_ifs(results: dict[str, Any]) -> None:
                     mark["label"],
                     f"{mark['delta_mb']:+.1f}",
                     f"{mark['rss_mb']:.1f}",
+                    f"{mark['peak_mb']:.1f}",
                     f"{mark['ms']:.0f}",
                 ]
             )
-    print_table(["what-if (fresh process)", "point", "RSS MB", "RSS after", "ms"], rows)
+    headers = ["what-if (fresh process)", "point", "RSS MB", "RSS after", "peak", "ms"]
+    print_table(headers, rows)
     decoders = results.get("decoders", {}).get("malloc_mb")
     if decoders:
         print("held through malloc, MB: " + ", ".join(f"{k} {v}" for k, v in decoders.items()))
@@ -1057,7 +1102,8 @@ def parent(args: argparse.Namespace) -> None:
         "modules_loaded": first["modules_loaded"],
     }
     print()
-    print_table(["", "value"], [[k, v] for k, v in summary.items()])
+    print_table(["", "value"], [[k, v] for k, v in summary.items() if k != "events"])
+    print("heard and said: " + "; ".join(summary["events"]))
     path = write_results(
         "memory",
         {
