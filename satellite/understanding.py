@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .audio.chunk import AudioChunk
-from .config import Config, SttSettings
+from .config import Config
 from .dialogue import Dialogue
 from .events import Event, SpeechStarted, UtteranceEnded
 from .frontend.recorder import Phase, UtteranceRecorder
@@ -38,6 +38,7 @@ from .prosody.monitor import ProsodyMonitor
 from .stt.base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResult, confidence
 from .stt.hearing import MicHistory, hear_denoised, snr_db
 from .stt.lexicon import pocketsphinx_model_dir
+from .stt.settings import SttSettings
 from .stt.sphinx import OpenTranscriber
 
 _LOGGER = logging.getLogger(__name__)
