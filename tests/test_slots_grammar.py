@@ -34,7 +34,7 @@ from satellite.nlu.intents import (
 )
 from satellite.pipeline import Pipeline, build_stages
 from satellite.slot_grammar import SlotGrammar
-from satellite.stt.factory import compile_grammar, configured_entities, intent_set_from_config
+from satellite.stt.factory import compile_grammar, intent_set_from_config
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
 from tests import synth
@@ -162,7 +162,7 @@ def test_a_grammar_is_compiled_once_for_the_same_intents_and_names(config: Confi
     with_lamp = load_intent_set(
         config.satellite.language,
         config.nlu.intents,
-        (*configured_entities(config), Entity("desk lamp", "light", "office")),
+        (*config.nlu.entities, Entity("desk lamp", "light", "office")),
         (*config.nlu.areas, "office"),
         config.satellite.area,
     )
@@ -174,7 +174,7 @@ def test_a_grammar_is_compiled_once_for_the_same_intents_and_names(config: Confi
 def test_the_configured_lists_need_no_rebuild(config: Config) -> None:
     understanding = _understanding(config)
     grammar = SlotGrammar(config, understanding)
-    names = tuple(e.name for e in configured_entities(config))
+    names = tuple(e.name for e in config.nlu.entities)
     grammar.update(names, config.nlu.areas)
     assert not grammar.pending and grammar.swaps == 0
 

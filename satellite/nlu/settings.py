@@ -12,6 +12,7 @@ from typing import Any
 import voluptuous as vol
 
 from ..config_base import _boolean, _integer, _number, _opt, _pattern, _Section
+from .intents import Entity
 
 DEFAULT_INTENTS = (
     "HassTurnOn",
@@ -28,15 +29,15 @@ DEFAULT_INTENTS = (
     "VolumeUp",
     "VolumeDown",
 )
-DEFAULT_ENTITIES: tuple[dict[str, str], ...] = (
-    {"name": "kitchen light", "domain": "light", "area": "kitchen"},
-    {"name": "bedroom lamp", "domain": "light", "area": "bedroom"},
-    {"name": "living room light", "domain": "light", "area": "living room"},
-    {"name": "reading lamp", "domain": "light", "area": "study"},
-    {"name": "ceiling fan", "domain": "fan", "area": "living room"},
-    {"name": "front door", "domain": "lock", "area": "hall"},
-    {"name": "television", "domain": "media_player", "area": "living room"},
-    {"name": "heater", "domain": "climate", "area": "bathroom"},
+DEFAULT_ENTITIES = (
+    Entity("kitchen light", "light", "kitchen"),
+    Entity("bedroom lamp", "light", "bedroom"),
+    Entity("living room light", "light", "living room"),
+    Entity("reading lamp", "light", "study"),
+    Entity("ceiling fan", "fan", "living room"),
+    Entity("front door", "lock", "hall"),
+    Entity("television", "media_player", "living room"),
+    Entity("heater", "climate", "bathroom"),
 )
 
 
@@ -53,7 +54,8 @@ def _names(what: str) -> Callable[[Any], tuple[str, ...]]:
     return check
 
 
-def _entities(value: Any) -> tuple[dict[str, str], ...]:
+def _entities(value: Any) -> tuple[Entity, ...]:
+    """Each item a mapping of name, domain and optional area (or already an Entity)."""
     if isinstance(value, tuple):
         value = list(value)
     if not isinstance(value, list):
@@ -61,8 +63,11 @@ def _entities(value: Any) -> tuple[dict[str, str], ...]:
             f"expected a list of entities, got {value!r}. Fix: list items "
             "like {name: kitchen light, domain: light, area: kitchen}"
         )
-    out = []
+    out: list[Entity] = []
     for index, item in enumerate(value):
+        if isinstance(item, Entity):
+            out.append(item)
+            continue
         if (
             not isinstance(item, dict)
             or not isinstance(item.get("name"), str)
@@ -75,7 +80,7 @@ def _entities(value: Any) -> tuple[dict[str, str], ...]:
                 "domain (and optionally area), e.g. {name: kitchen light, "
                 "domain: light, area: kitchen}"
             )
-        out.append(dict(item))
+        out.append(Entity(item["name"], item["domain"], item.get("area")))
     return tuple(out)
 
 
@@ -86,7 +91,7 @@ class NluSettings(_Section):
     intents: tuple[str, ...] = field(
         default=DEFAULT_INTENTS, metadata={"check": _names("intent names"), "doc": "Active intents"}
     )
-    entities: tuple[dict[str, str], ...] = field(
+    entities: tuple[Entity, ...] = field(
         default=DEFAULT_ENTITIES,
         metadata={"check": _entities, "doc": "Devices: name, domain, area"},
     )

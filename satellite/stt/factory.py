@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import SatelliteError
-from ..nlu.intents import Entity, IntentSet, load_intent_set
+from ..nlu.intents import IntentSet, load_intent_set
 from .base import SpeechRecognizer
 from .grammar import Grammar, build_grammar, cached_grammar
 from .lexicon import (
@@ -19,17 +19,12 @@ from .lexicon import (
 )
 
 
-def configured_entities(config: Config) -> tuple[Entity, ...]:
-    """The devices ``nlu.entities`` names."""
-    return tuple(Entity(e["name"], e["domain"], e.get("area")) for e in config.nlu.entities)
-
-
 def intent_set_from_config(config: Config) -> IntentSet:
     """The active intents and slot lists that the configuration names."""
     return load_intent_set(
         config.satellite.language,
         config.nlu.intents,
-        configured_entities(config),
+        config.nlu.entities,
         config.nlu.areas,
         config.satellite.area,
     )
