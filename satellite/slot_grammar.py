@@ -151,6 +151,8 @@ class SlotGrammar:
             config.satellite.language, config.nlu.intents, entities, areas, config.satellite.area
         )
         recognizer = (
-            make_recognizer(config, intent_set) if config.stt.engine == "pocketsphinx" else None
+            make_recognizer(config.stt, config.satellite.language, intent_set)
+            if config.stt.engine == "pocketsphinx"
+            else None
         )
         return BuiltGrammar(lists, recognizer, TemplateRecognizer(intent_set))

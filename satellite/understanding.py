@@ -560,10 +560,11 @@ def build_understanding(
     config: Config, use_llm: bool = True, with_dialogue: bool = True
 ) -> Understanding:
     """Recognizer, templates, fallback and dialogue from the configuration."""
-    from .stt.factory import intent_set_from_config, make_recognizer  # noqa: PLC0415
+    from .stt.factory import configured_intent_set, make_recognizer  # noqa: PLC0415
 
-    intent_set = intent_set_from_config(config)
-    recognizer = make_recognizer(config, intent_set)
+    language = config.satellite.language
+    intent_set = configured_intent_set(config.nlu, language, config.satellite.area)
+    recognizer = make_recognizer(config.stt, language, intent_set)
     fallback = None
     if use_llm and config.llm.enabled:
         fallback = LlmFallback(config.llm, config.satellite.language, config.nlu.intents)
