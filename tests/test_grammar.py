@@ -14,7 +14,8 @@ from pocketsphinx import Config, Decoder
 from satellite.errors import SatelliteError
 from satellite.nlu.intents import CARE_INTENTS, Entity, IntentSet, load_intent_set
 from satellite.nlu.recognizer import TemplateRecognizer
-from satellite.stt.grammar import about_domains, build_grammar, cached_grammar
+from satellite.stt.fsg import cached_grammar
+from satellite.stt.grammar import about_domains, build_grammar
 from satellite.stt.lexicon import (
     default_dictionary,
     dictionary_words,

@@ -9,7 +9,8 @@ from ..errors import SatelliteError
 from ..nlu.intents import IntentSet, load_intent_set
 from ..nlu.settings import NluSettings
 from .base import SpeechRecognizer
-from .grammar import Grammar, build_grammar, cached_grammar
+from .fsg import Grammar, cached_grammar
+from .grammar import build_grammar
 from .lexicon import (
     default_dictionary,
     dictionary_words,

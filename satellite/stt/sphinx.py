@@ -24,7 +24,7 @@ from typing import Any
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..errors import MissingDependencyError
 from .base import SttResult, WordTiming, confidence
-from .grammar import Grammar
+from .fsg import Grammar
 from .settings import SttSettings
 
 _LOGGER = logging.getLogger(__name__)
