@@ -21,7 +21,7 @@ from satellite.dialogue import Dialogue
 from satellite.nlu.events import ReplyRequested
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.nlu.recognizer import TemplateRecognizer
-from satellite.stt.factory import intent_set_from_config, make_recognizer
+from satellite.stt.factory import configured_intent_set, make_recognizer
 from satellite.tts.engines import make_engine
 from tests.mqtt_support import Mosquitto, Probe
 
@@ -41,8 +41,8 @@ def naive_latencies(
     from bench.e2e import StandInHa  # noqa: PLC0415 - one module imports the other
 
     config = Config()
-    intent_set = intent_set_from_config(config)
-    recognizer = make_recognizer(config, intent_set)
+    intent_set = configured_intent_set(config.nlu, config.satellite.language, None)
+    recognizer = make_recognizer(config.stt, config.satellite.language, intent_set)
     templates = TemplateRecognizer(intent_set)
     engine = make_engine(config.tts)
     dialogue = Dialogue()

@@ -431,7 +431,7 @@ def _install_probes(rec: Recorder) -> None:
     from satellite.prosody import monitor  # noqa: PLC0415
     from satellite.stt import factory, sphinx  # noqa: PLC0415
 
-    rec.probe(factory, "intent_set_from_config", "intent set (templates for the language)")
+    rec.probe(factory, "configured_intent_set", "intent set (templates for the language)")
     rec.probe(home_assistant_intents, "get_intents", "home_assistant_intents.get_intents (JSON)")
     rec.probe(hassil.Intents, "from_dict", "hassil Intents.from_dict (all intents)")
     rec.probe(factory, "make_recognizer", "speech recognizer")
@@ -685,6 +685,14 @@ def what_if_freeable(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     return {}
 
 
+def _intent_set(config: Any) -> Any:
+    from satellite.stt import factory  # noqa: PLC0415
+
+    return factory.configured_intent_set(
+        config.nlu, config.satellite.language, config.satellite.area
+    )
+
+
 def what_if_grammar(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     """The grammar built from the templates (as at every start now), against the same
     grammar read back from its FSG file (what a cache keyed on the inputs could do)."""
@@ -692,10 +700,10 @@ def what_if_grammar(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     from satellite.stt import factory  # noqa: PLC0415
 
     config = _config(args.config)
-    intent_set = factory.intent_set_from_config(config)
+    intent_set = _intent_set(config)
     marks.mark("imports + config + intent set")
     if args.fsg is None:
-        grammar, path = factory.compile_grammar(config, intent_set)
+        grammar, path = factory.compile_grammar(config.stt, intent_set)
         marks.mark(f"grammar built ({len(grammar.arcs)} arcs; CMUdict word set kept)")
         TemplateRecognizer(intent_set)
         marks.mark("templates (parsed by the build already)")
@@ -734,8 +742,8 @@ def what_if_decoders(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     from satellite.stt.lexicon import pocketsphinx_model_dir  # noqa: PLC0415
 
     config = _config(args.config)
-    grammar, path = factory.compile_grammar(config, factory.intent_set_from_config(config))
-    dictionary = factory.grammar_dictionary_for(config, grammar, path)
+    grammar, path = factory.compile_grammar(config.stt, _intent_set(config))
+    dictionary = factory.grammar_dictionary_for(config.satellite.language, grammar, path)
     model = pocketsphinx_model_dir(config.satellite.language)
     malloc_trim()
     marks.mark("grammar compiled, heap trimmed")

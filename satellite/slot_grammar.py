@@ -21,7 +21,7 @@ from .config import Config
 from .nlu.intents import Entity, load_intent_set, merge_slots
 from .nlu.recognizer import TemplateRecognizer
 from .stt.base import SpeechRecognizer
-from .stt.factory import configured_entities, make_recognizer
+from .stt.factory import make_recognizer
 from .understanding import Understanding
 
 _LOGGER = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class SlotGrammar:
         self.config = config
         self.understanding = understanding
         #: The lists the grammar in use was built from.
-        self.lists: SlotLists = (configured_entities(config), tuple(config.nlu.areas))
+        self.lists: SlotLists = (config.nlu.entities, tuple(config.nlu.areas))
         #: Grammars swapped in, builds that failed.
         self.swaps = 0
         self.failures = 0
@@ -69,7 +69,7 @@ class SlotGrammar:
 
     def update(self, names: tuple[str, ...], areas: tuple[str, ...]) -> None:
         """HA exposes these names and areas: build for them unless they are in use."""
-        self._wanted = merge_slots(configured_entities(self.config), names, areas)
+        self._wanted = merge_slots(self.config.nlu.entities, names, areas)
         self._failed = None  # lists sent again get another try
         self.poll()
 
@@ -151,6 +151,8 @@ class SlotGrammar:
             config.satellite.language, config.nlu.intents, entities, areas, config.satellite.area
         )
         recognizer = (
-            make_recognizer(config, intent_set) if config.stt.engine == "pocketsphinx" else None
+            make_recognizer(config.stt, config.satellite.language, intent_set)
+            if config.stt.engine == "pocketsphinx"
+            else None
         )
         return BuiltGrammar(lists, recognizer, TemplateRecognizer(intent_set))

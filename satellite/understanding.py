@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .audio.chunk import AudioChunk
-from .config import Config, SttSettings
+from .config import Config
 from .dialogue import Dialogue
 from .events import Event, SpeechStarted, UtteranceEnded
 from .frontend.recorder import Phase, UtteranceRecorder
@@ -38,6 +38,7 @@ from .prosody.monitor import ProsodyMonitor
 from .stt.base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResult, confidence
 from .stt.hearing import MicHistory, hear_denoised, snr_db
 from .stt.lexicon import pocketsphinx_model_dir
+from .stt.settings import SttSettings
 from .stt.sphinx import OpenTranscriber
 
 _LOGGER = logging.getLogger(__name__)
@@ -559,10 +560,11 @@ def build_understanding(
     config: Config, use_llm: bool = True, with_dialogue: bool = True
 ) -> Understanding:
     """Recognizer, templates, fallback and dialogue from the configuration."""
-    from .stt.factory import intent_set_from_config, make_recognizer  # noqa: PLC0415
+    from .stt.factory import configured_intent_set, make_recognizer  # noqa: PLC0415
 
-    intent_set = intent_set_from_config(config)
-    recognizer = make_recognizer(config, intent_set)
+    language = config.satellite.language
+    intent_set = configured_intent_set(config.nlu, language, config.satellite.area)
+    recognizer = make_recognizer(config.stt, language, intent_set)
     fallback = None
     if use_llm and config.llm.enabled:
         fallback = LlmFallback(config.llm, config.satellite.language, config.nlu.intents)

@@ -27,10 +27,18 @@ def block(name: str, section: _Section, indent: int = 0) -> list[str]:
             continue
         doc = str(f.metadata.get("doc", "")).rstrip(".") + "."
         out.extend(f"{pad}  # {line}" for line in textwrap.wrap(doc, 84 - indent))
-        plain = list(value) if isinstance(value, tuple) else value
-        text = yaml.safe_dump(plain, default_flow_style=True, width=1000).strip()
+        text = yaml.safe_dump(plain(value), default_flow_style=True, width=1000).strip()
         out.append(f"{pad}  {f.name}: {text.removesuffix('...').strip()}")
     return out
+
+
+def plain(value: Any) -> Any:
+    """A value as it is written in YAML: tuples as lists, entities as mappings."""
+    if isinstance(value, tuple):
+        return [plain(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: v for k, v in dataclasses.asdict(value).items() if v is not None}
+    return value
 
 
 def main() -> int:

@@ -15,6 +15,8 @@ import yaml
 from satellite.cli import EXIT_CONFIG, main
 from satellite.config import Config, ConfigError, load, validate
 from satellite.config_base import _Section
+from satellite.nlu.intents import Entity
+from scripts.config_block import plain
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "config" / "satellite.yaml"
@@ -50,6 +52,8 @@ BAD_CONFIGS: list[tuple[str, str]] = [
         "frontend:\n  recorder:\n    max_utterance_seconds: 0\n",
         "frontend.recorder.max_utterance_seconds",
     ),
+    ("nlu:\n  entities: [{name: desk lamp}]\n", "nlu.entities"),
+    ("nlu:\n  entities: desk lamp\n", "nlu.entities"),
     ("logging:\n  level: LOUD\n", "logging.level"),
     ("- just\n- a list\n", "(top level)"),
     ("satellite: [unclosed\n", "(syntax)"),
@@ -117,6 +121,19 @@ def test_values_are_typed() -> None:
         config.frontend.recorder.pre_roll_ms = 1  # type: ignore[misc]
 
 
+def test_entities_are_read_as_entities() -> None:
+    entities = [
+        {"name": "desk lamp", "domain": "light"},
+        {"name": "tv", "domain": "media_player", "area": "den"},
+    ]
+    config = validate({"nlu": {"entities": entities}})
+    assert config.nlu.entities == (
+        Entity("desk lamp", "light"),
+        Entity("tv", "media_player", "den"),
+    )
+    assert validate({}).nlu.entities == Config().nlu.entities
+
+
 def _defaults(section: _Section) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in dataclasses.fields(section):  # type: ignore[arg-type]
@@ -124,7 +141,7 @@ def _defaults(section: _Section) -> dict[str, Any]:
         if isinstance(value, _Section):
             out[f.name] = _defaults(value)
         else:
-            out[f.name] = list(value) if isinstance(value, tuple) else value
+            out[f.name] = plain(value)
     return out
 
 

@@ -14,7 +14,8 @@ from pocketsphinx import Config, Decoder
 from satellite.errors import SatelliteError
 from satellite.nlu.intents import CARE_INTENTS, Entity, IntentSet, load_intent_set
 from satellite.nlu.recognizer import TemplateRecognizer
-from satellite.stt.grammar import about_domains, build_grammar, cached_grammar
+from satellite.stt.fsg import cached_grammar
+from satellite.stt.grammar import about_domains, build_grammar
 from satellite.stt.lexicon import (
     default_dictionary,
     dictionary_words,
@@ -93,7 +94,7 @@ def test_every_sampled_template_sentence_is_in_the_grammar(
         checked += 1
     assert checked > 200
     # ... and the texts the grammar produces are understood by the same templates
-    for text, intent in [
+    for text, expected in [
         ("turn on the kitchen light", "HassTurnOn"),
         ("set a timer for five minutes", "HassStartTimer"),
         ("set the bedroom lamp to fifty percent", "HassLightSet"),
@@ -101,7 +102,7 @@ def test_every_sampled_template_sentence_is_in_the_grammar(
         ("what time is it", "GetTime"),
     ]:
         assert grammar.accepts(text.split()), text
-        assert recognizer.recognize(text).intent == intent
+        assert recognizer.recognize(text).intent == expected
 
 
 def test_templates_for_devices_nobody_has_are_left_out(words: frozenset[str]) -> None:

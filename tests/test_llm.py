@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from satellite.config import LlmSettings
 from satellite.frontend.vad import SileroVad
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.nlu.llm import LlmFallback, LoadReport, Prompt
 from satellite.nlu.recognizer import IntentResult
+from satellite.nlu.settings import LlmSettings
 from tests.understand import lines, need_llm
 
 ACTIVE = ("HassTurnOn", "HassTurnOff", "HassNevermind", *CARE_INTENTS)

@@ -27,13 +27,14 @@ from satellite.nlu.events import IntentRecognized, Transcript
 from satellite.nlu.intents import (
     DEFAULT_DOMAIN,
     Entity,
+    IntentSet,
     guess_domain,
     load_intent_set,
     merge_slots,
 )
 from satellite.pipeline import Pipeline, build_stages
 from satellite.slot_grammar import SlotGrammar
-from satellite.stt.factory import compile_grammar, configured_entities, intent_set_from_config
+from satellite.stt.factory import compile_grammar, configured_intent_set
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.tts.espeak import EspeakEngine
 from satellite.understanding import Understanding, build_understanding
@@ -113,6 +114,10 @@ def _understanding(config: Config) -> Understanding:
     return build_understanding(config, use_llm=False, with_dialogue=False)
 
 
+def _intent_set(config: Config) -> IntentSet:
+    return configured_intent_set(config.nlu, config.satellite.language, config.satellite.area)
+
+
 def _settle(grammar: SlotGrammar) -> None:
     """Wait for the builds and swap the result in (no utterance is being heard)."""
     for _ in range(10):
@@ -156,17 +161,17 @@ def test_slots_rebuild_the_grammar_and_the_templates(config: Config) -> None:
 
 
 def test_a_grammar_is_compiled_once_for_the_same_intents_and_names(config: Config) -> None:
-    first, path = compile_grammar(config, intent_set_from_config(config))
-    again, path_again = compile_grammar(config, intent_set_from_config(config))
+    first, path = compile_grammar(config.stt, _intent_set(config))
+    again, path_again = compile_grammar(config.stt, _intent_set(config))
     assert again is first and path_again == path
     with_lamp = load_intent_set(
         config.satellite.language,
         config.nlu.intents,
-        (*configured_entities(config), Entity("desk lamp", "light", "office")),
+        (*config.nlu.entities, Entity("desk lamp", "light", "office")),
         (*config.nlu.areas, "office"),
         config.satellite.area,
     )
-    other, other_path = compile_grammar(config, with_lamp)
+    other, other_path = compile_grammar(config.stt, with_lamp)
     assert other is not first and other_path != path
     assert "desk" in other.words and "desk" not in first.words
 
@@ -174,7 +179,7 @@ def test_a_grammar_is_compiled_once_for_the_same_intents_and_names(config: Confi
 def test_the_configured_lists_need_no_rebuild(config: Config) -> None:
     understanding = _understanding(config)
     grammar = SlotGrammar(config, understanding)
-    names = tuple(e.name for e in configured_entities(config))
+    names = tuple(e.name for e in config.nlu.entities)
     grammar.update(names, config.nlu.areas)
     assert not grammar.pending and grammar.swaps == 0
 

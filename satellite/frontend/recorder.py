@@ -27,8 +27,8 @@ from collections import deque
 from enum import Enum
 
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
-from ..config import RecorderSettings
 from ..events import Event, ListeningTimeout, SpeechStarted, UtteranceEnded
+from .settings import RecorderSettings
 
 #: How far before the wake detection the onset search begins, s.
 WAKE_SEARCH_BACK_SECONDS = 0.35

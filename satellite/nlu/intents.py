@@ -13,11 +13,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ..errors import MissingDependencyError, SatelliteError
+
+if TYPE_CHECKING:
+    from hassil import Intents, SlotList
 
 _LOGGER = logging.getLogger(__name__)
 _DIR = Path(__file__).resolve().parent
@@ -74,8 +77,8 @@ class IntentSet:
     """Parsed hassil intents restricted to the active names, with slot lists."""
 
     language: str
-    intents: Any  # hassil.Intents
-    slot_lists: dict[str, Any]
+    intents: Intents
+    slot_lists: dict[str, SlotList]
     names: tuple[str, ...]
     entities: tuple[Entity, ...] = field(default=())
     areas: tuple[str, ...] = field(default=())
@@ -135,14 +138,6 @@ def _unique(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen.values())
 
 
-def _hassil() -> Any:
-    try:
-        import hassil  # noqa: PLC0415
-    except ImportError as err:
-        raise MissingDependencyError("hassil", None, "Intent recognition") from err
-    return hassil
-
-
 def care_intents_yaml(language: str) -> dict[str, Any]:
     """The care intents for ``language`` (English templates for en_*)."""
     path = _DIR / f"care_{language.split('_', maxsplit=1)[0]}.yaml"
@@ -163,7 +158,10 @@ def load_intent_set(
     area: str | None = None,
 ) -> IntentSet:
     """Build the active intent set; unknown names or languages raise with the fix."""
-    hassil = _hassil()
+    try:
+        import hassil  # noqa: PLC0415
+    except ImportError as err:
+        raise MissingDependencyError("hassil", None, "Intent recognition") from err
     try:
         import home_assistant_intents  # noqa: PLC0415
     except ImportError as err:
@@ -185,7 +183,7 @@ def load_intent_set(
             f"names from: {', '.join(sorted(intents.intents))}"
         )
     intents.intents = {n: intents.intents[n] for n in names}
-    slot_lists: dict[str, Any] = dict(intents.slot_lists)
+    slot_lists: dict[str, SlotList] = dict(intents.slot_lists)
     slot_lists["name"] = hassil.TextSlotList.from_tuples(
         [
             (e.name, e.name, {"domain": e.domain, **({"area": e.area} if e.area else {})})

@@ -24,7 +24,7 @@ from .llm_worker import LoadReport, _Worker
 from .recognizer import SOURCE_LLM, IntentResult
 
 if TYPE_CHECKING:
-    from ..config import LlmSettings
+    from .settings import LlmSettings
 
 _LOGGER = logging.getLogger(__name__)
 #: Where the evaluated prompt prefix is kept, one file per model and language.

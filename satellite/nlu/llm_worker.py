@@ -26,7 +26,7 @@ from ..errors import SatelliteError
 from .llm_scorer import LabelScorer, Prompt, resolve_model
 
 if TYPE_CHECKING:
-    from ..config import LlmSettings
+    from .settings import LlmSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from ..audio.chunk import AudioChunk
-from ..config import SttSettings
 from ..errors import MissingDependencyError, SatelliteError
 from .base import SpeechRecognizer, SttResult
+from .settings import SttSettings
 
 
 class _Buffered:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..config import Config
 from ..errors import SatelliteError
-from ..nlu.intents import Entity, IntentSet, load_intent_set
+from ..nlu.intents import IntentSet, load_intent_set
+from ..nlu.settings import NluSettings
 from .base import SpeechRecognizer
-from .grammar import Grammar, build_grammar, cached_grammar
+from .fsg import Grammar, cached_grammar
+from .grammar import build_grammar
 from .lexicon import (
     default_dictionary,
     dictionary_words,
@@ -17,22 +18,13 @@ from .lexicon import (
     number_words,
     pocketsphinx_model_dir,
 )
+from .settings import SttSettings
 
 
-def configured_entities(config: Config) -> tuple[Entity, ...]:
-    """The devices ``nlu.entities`` names."""
-    return tuple(Entity(e["name"], e["domain"], e.get("area")) for e in config.nlu.entities)
-
-
-def intent_set_from_config(config: Config) -> IntentSet:
-    """The active intents and slot lists that the configuration names."""
-    return load_intent_set(
-        config.satellite.language,
-        config.nlu.intents,
-        configured_entities(config),
-        config.nlu.areas,
-        config.satellite.area,
-    )
+def configured_intent_set(nlu: NluSettings, language: str, area: str | None) -> IntentSet:
+    """The active intents and slot lists that the ``nlu`` section names, in ``language``
+    for a satellite standing in ``area``."""
+    return load_intent_set(language, nlu.intents, nlu.entities, nlu.areas, area)
 
 
 #: Grammars compiled in this process, by what an intent set is loaded from. The same
@@ -43,7 +35,7 @@ _COMPILED: dict[tuple[object, ...], Grammar] = {}
 _COMPILED_KEPT = 4
 
 
-def compile_grammar(config: Config, intent_set: IntentSet) -> tuple[Grammar, Path]:
+def compile_grammar(settings: SttSettings, intent_set: IntentSet) -> tuple[Grammar, Path]:
     """Compile (or reuse, from this process or the disk cache) the grammar for the
     active intents."""
     language = intent_set.language
@@ -55,35 +47,37 @@ def compile_grammar(config: Config, intent_set: IntentSet) -> tuple[Grammar, Pat
         if len(_COMPILED) >= _COMPILED_KEPT:
             del _COMPILED[next(iter(_COMPILED))]
         _COMPILED[key] = grammar
-    path = cached_grammar(grammar, Path(config.stt.cache_dir).expanduser())
+    path = cached_grammar(grammar, Path(settings.cache_dir).expanduser())
     return grammar, path
 
 
-def grammar_dictionary_for(config: Config, grammar: Grammar, grammar_path: Path) -> Path:
+def grammar_dictionary_for(language: str, grammar: Grammar, grammar_path: Path) -> Path:
     """The pronunciations of the grammar's words, cached beside it."""
     words = {word for _, _, word in grammar.arcs if word}
-    source = default_dictionary(config.satellite.language)
+    source = default_dictionary(language)
     return grammar_dictionary(words, source, grammar_path.with_suffix(".dict"))
 
 
-def make_recognizer(config: Config, intent_set: IntentSet) -> SpeechRecognizer:
+def make_recognizer(
+    settings: SttSettings, language: str, intent_set: IntentSet
+) -> SpeechRecognizer:
     """The configured engine; only pocketsphinx streams a closed-domain grammar."""
-    if config.stt.engine != "pocketsphinx":
+    if settings.engine != "pocketsphinx":
         from .adapters import make_adapter  # noqa: PLC0415
 
-        return make_adapter(config.stt, config.satellite.language)
+        return make_adapter(settings, language)
     from .sphinx import PocketSphinxRecognizer  # noqa: PLC0415
 
     started = time.perf_counter()
-    grammar, path = compile_grammar(config, intent_set)
+    grammar, path = compile_grammar(settings, intent_set)
     if not grammar.word_arcs:
         raise SatelliteError("The speech grammar is empty. Fix: check nlu.intents")
     recognizer = PocketSphinxRecognizer(
-        config.stt,
+        settings,
         grammar,
         path,
-        pocketsphinx_model_dir(config.satellite.language),
-        grammar_dictionary_for(config, grammar, path),
+        pocketsphinx_model_dir(language),
+        grammar_dictionary_for(language, grammar, path),
     )
     recognizer.load_seconds = time.perf_counter() - started
     return recognizer

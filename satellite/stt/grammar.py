@@ -1,25 +1,25 @@
-"""A word graph (pocketsphinx FSG) generated from the active hassil templates.
+"""The speech grammar of the active intents: hassil's sentence templates walked into words.
 
-The template tree is compiled into a graph of words (Thompson construction), then its
-empty transitions are removed: pocketsphinx takes the transitive closure of every null
-transition in an FSG, which for HA's templates turned 7.5k word arcs into 125k arcs and
-made a JSGF of a dozen intents take minutes and gigabytes to load. Branches that cannot
+Each template's expression tree is compiled into a ``WordGraph`` (Thompson construction),
+which ``fsg.finish`` makes free of empty transitions and minimal. Branches that cannot
 be spoken are dropped: wildcard slots (free text), empty slot lists, and words missing
 from the pronunciation dictionary (logged once).
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..nlu.intents import IntentSet
+from .fsg import Fragment, Grammar, WordGraph, finish
+
+if TYPE_CHECKING:
+    from hassil.expression import Expression, ListReference
+    from hassil.intents import IntentData
 
 _LOGGER = logging.getLogger(__name__)
 #: Permutations longer than this are not expanded (n! orders).
@@ -29,73 +29,6 @@ MAX_PERMUTATION_ITEMS = 4
 MAX_GLUED_TEXTS = 200
 _SPLIT = re.compile(r"[^\w']+", re.UNICODE)
 _SYMBOLS = {"%": " percent ", "&": " and ", "+": " plus ", "°": " degrees "}
-
-Fragment = tuple[int, int]
-
-
-@dataclass
-class WordGraph:
-    """States and arcs; an arc's word is None for an empty transition."""
-
-    arcs: list[tuple[int, int, str | None]] = field(default_factory=list)
-    states: int = 0
-
-    def new(self) -> int:
-        self.states += 1
-        return self.states - 1
-
-    def arc(self, src: int, dst: int, word: str | None) -> None:
-        self.arcs.append((src, dst, word))
-
-
-@dataclass
-class Grammar:
-    """An epsilon-free word graph, ready to write as a pocketsphinx FSG."""
-
-    states: int
-    start: int
-    final: int
-    arcs: list[tuple[int, int, str | None]]
-    words: set[str]
-    oov: set[str]
-    _next: dict[int, dict[str | None, list[int]]] | None = field(default=None, repr=False)
-
-    @property
-    def fsg(self) -> str:
-        """The graph in pocketsphinx's FSG text format."""
-        lines = [
-            "FSG_BEGIN commands",
-            f"NUM_STATES {self.states}",
-            f"START_STATE {self.start}",
-            f"FINAL_STATE {self.final}",
-        ]
-        for src, dst, word in self.arcs:
-            lines.append(f"TRANSITION {src} {dst} 1.0" + (f" {word}" if word else ""))
-        lines.append("FSG_END")
-        return "\n".join(lines) + "\n"
-
-    @property
-    def digest(self) -> str:
-        """Stable id of the grammar (cache key)."""
-        return hashlib.sha256(self.fsg.encode("utf-8")).hexdigest()[:16]
-
-    @property
-    def word_arcs(self) -> int:
-        """Transitions that carry a word."""
-        return sum(1 for arc in self.arcs if arc[2])
-
-    def accepts(self, words: list[str]) -> bool:
-        """True when the word sequence is a complete sentence of the grammar."""
-        if self._next is None:
-            self._next = {}
-            for src, dst, word in self.arcs:
-                self._next.setdefault(src, {}).setdefault(word, []).append(dst)
-        states = {self.start}
-        for word in words:
-            states = {d for s in states for d in self._next.get(s, {}).get(word, ())}
-            if not states:
-                return False
-        return any(self.final in self._next.get(s, {}).get(None, ()) for s in states)
 
 
 class _Compiler:
@@ -165,7 +98,7 @@ class _Compiler:
             self.graph.arc(end, start, None)
         return live[0][0], live[-1][1]
 
-    def expr(self, node: Any) -> Fragment | None:
+    def expr(self, node: Expression) -> Fragment | None:
         from hassil.expression import (  # noqa: PLC0415
             Alternative,
             ListReference,
@@ -198,7 +131,7 @@ class _Compiler:
             return self.alternatives([self.chain(o) for o in options], optional=False)
         raise TypeError(f"Unsupported template expression {type(node).__name__}")
 
-    def cluster(self, items: list[Any]) -> Fragment | None:
+    def cluster(self, items: list[Expression]) -> Fragment | None:
         """One item, or items glued inside a word ("light[s]") spelled out in full."""
         if len(items) == 1:
             return self.expr(items[0])
@@ -232,7 +165,7 @@ class _Compiler:
         finally:
             self._rules_in_progress.discard(name)
 
-    def list_options(self, ref: Any) -> list[list[str]] | None:
+    def list_options(self, ref: ListReference) -> list[list[str]] | None:
         """Word sequences of a slot list (cached per list)."""
         from hassil import RangeSlotList, TextSlotList  # noqa: PLC0415
         from hassil.expression import TextChunk  # noqa: PLC0415
@@ -265,7 +198,7 @@ class _Compiler:
         return result
 
 
-def _edge_text(node: Any, last: bool) -> list[str]:
+def _edge_text(node: Expression, last: bool) -> list[str]:
     """Texts at the left (or right) edge of an expression, for glue detection."""
     from hassil.expression import Group, TextChunk  # noqa: PLC0415
     from hassil.expression import Sequence as Seq  # noqa: PLC0415
@@ -280,15 +213,15 @@ def _edge_text(node: Any, last: bool) -> list[str]:
     return [" "]  # a list or rule reference stands as whole words
 
 
-def _glued(left: Any, right: Any) -> bool:
+def _glued(left: Expression, right: Expression) -> bool:
     rights = [t for t in _edge_text(left, last=True) if t]
     lefts = [t for t in _edge_text(right, last=False) if t]
     return any(not r[-1].isspace() for r in rights) and any(not t[0].isspace() for t in lefts)
 
 
-def _glued_clusters(items: list[Any]) -> list[list[Any]]:
+def _glued_clusters(items: list[Expression]) -> list[list[Expression]]:
     """Split a sequence into runs of items joined inside a word."""
-    clusters: list[list[Any]] = []
+    clusters: list[list[Expression]] = []
     for item in items:
         if clusters and _glued(clusters[-1][-1], item):
             clusters[-1].append(item)
@@ -297,13 +230,13 @@ def _glued_clusters(items: list[Any]) -> list[list[Any]]:
     return clusters
 
 
-def _spell_out(compiler: _Compiler, expression: Any) -> list[list[str]]:
+def _spell_out(compiler: _Compiler, expression: Expression) -> list[list[str]]:
     """All word sequences of a small template (slot values like 'blind[s]')."""
     sub = _Compiler(compiler.set, compiler.has_word, compiler.number_words)
     fragment = sub.expr(expression)
     if fragment is None:
         return []
-    grammar = _finish(sub.graph, fragment, set(), set())
+    grammar = finish(sub.graph, fragment, set(), set())
     paths: list[list[str]] = []
 
     def walk(state: int, words: list[str]) -> None:
@@ -319,96 +252,6 @@ def _spell_out(compiler: _Compiler, expression: Any) -> list[list[str]]:
 
     walk(grammar.start, [])
     return [p for p in paths if p]
-
-
-def _finish(graph: WordGraph, fragment: Fragment, words: set[str], oov: set[str]) -> Grammar:
-    """Remove empty transitions, then minimise; one final state."""
-    start, final = fragment
-    outgoing: dict[int, list[tuple[int, str | None]]] = {}
-    for src, dst, word in graph.arcs:
-        outgoing.setdefault(src, []).append((dst, word))
-
-    closure_cache: dict[int, set[int]] = {}
-
-    def closure(state: int) -> set[int]:
-        if state in closure_cache:
-            return closure_cache[state]
-        seen = {state}
-        stack = [state]
-        while stack:
-            current = stack.pop()
-            for dst, word in outgoing.get(current, ()):
-                if word is None and dst not in seen:
-                    seen.add(dst)
-                    stack.append(dst)
-        closure_cache[state] = seen
-        return seen
-
-    # Breadth-first over states reached by words; renumber as we go.
-    number = {start: 0}
-    queue = [start]
-    arcs: set[tuple[int, int, str | None]] = set()
-    accepting: set[int] = set()
-    while queue:
-        state = queue.pop()
-        reach = closure(state)
-        if final in reach:
-            accepting.add(number[state])
-        for member in reach:
-            for dst, word in outgoing.get(member, ()):
-                if word is None:
-                    continue
-                if dst not in number:
-                    number[dst] = len(number)
-                    queue.append(dst)
-                arcs.add((number[state], number[dst], word))
-    # Minimise (Brzozowski): determinise the reverse, then determinise its reverse.
-    reverse_dfa = _determinize(accepting, [(d, s, w) for s, d, w in arcs], {0})
-    states, dfa_arcs, dfa_accepting = _determinize(
-        reverse_dfa[2], [(d, s, w) for s, d, w in reverse_dfa[1]], {0}
-    )
-    final_state = states
-    final_arcs: list[tuple[int, int, str | None]] = [
-        (s, final_state, None) for s in sorted(dfa_accepting)
-    ]
-    return Grammar(
-        states + 1, 0, final_state, sorted(dfa_arcs, key=_arc_key) + final_arcs, words, oov
-    )
-
-
-def _determinize(
-    starts: set[int],
-    arcs: list[tuple[int, int, str | None]] | set[tuple[int, int, str | None]],
-    accepting: set[int],
-) -> tuple[int, list[tuple[int, int, str | None]], set[int]]:
-    """Subset construction on an epsilon-free graph: (states, arcs, accepting)."""
-    outgoing: dict[int, dict[str | None, set[int]]] = {}
-    for src, dst, word in arcs:
-        outgoing.setdefault(src, {}).setdefault(word, set()).add(dst)
-    first = frozenset(starts)
-    number = {first: 0}
-    queue = [first]
-    out_arcs: list[tuple[int, int, str | None]] = []
-    out_accepting: set[int] = set()
-    while queue:
-        subset = queue.pop()
-        if subset & accepting:
-            out_accepting.add(number[subset])
-        moves: dict[str | None, set[int]] = {}
-        for state in subset:
-            for word, targets in outgoing.get(state, {}).items():
-                moves.setdefault(word, set()).update(targets)
-        for word, targets in moves.items():
-            target = frozenset(targets)
-            if target not in number:
-                number[target] = len(number)
-                queue.append(target)
-            out_arcs.append((number[subset], number[target], word))
-    return len(number), out_arcs, out_accepting
-
-
-def _arc_key(arc: tuple[int, int, str | None]) -> tuple[int, int, str]:
-    return arc[0], arc[1], arc[2] or ""
 
 
 def build_grammar(
@@ -450,10 +293,12 @@ def build_grammar(
         _LOGGER.debug(
             "Template words without a pronunciation: %s", ", ".join(sorted(compiler.oov - names))
         )
-    return _finish(compiler.graph, whole, compiler.words, compiler.oov)
+    return finish(compiler.graph, whole, compiler.words, compiler.oov)
 
 
-def about_domains(data: Any, domains: set[str], context: frozenset[str] = frozenset()) -> bool:
+def about_domains(
+    data: IntentData, domains: set[str], context: frozenset[str] = frozenset()
+) -> bool:
     """Whether a block of templates can be matched here: about a kind of device that
     exists (by domain), and needing no context the satellite does not give.
 
@@ -474,14 +319,3 @@ def about_domains(data: Any, domains: set[str], context: frozenset[str] = frozen
         elif isinstance(value, list | tuple):
             wanted.update(str(v) for v in value)
     return not wanted or bool(wanted & domains)
-
-
-def cached_grammar(grammar: Grammar, cache_dir: Path) -> Path:
-    """Write the FSG to the cache (named by its digest) unless it is there already."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"commands-{grammar.digest}.fsg"
-    if not path.is_file():
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(grammar.fsg, encoding="utf-8")
-        tmp.replace(path)
-    return path

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
-from ..config import SttSettings
 from ..errors import MissingDependencyError
 from .base import SttResult, WordTiming, confidence
-from .grammar import Grammar
+from .fsg import Grammar
+from .settings import SttSettings
 
 _LOGGER = logging.getLogger(__name__)
 #: Beams wide enough for noisy input to reach the grammar's final state.
