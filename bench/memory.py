@@ -1,6 +1,6 @@
 """Memory and start-up of ``pocket-satellite run``, step by step (issue 16).
 
-The satellite is built in a fresh child process the way satellite/run_command.py builds
+The satellite is built in a fresh child process the way satellite/cli/run.py builds
 it (the CLI's imports, the configuration, the TTS engine, the MQTT link, the output,
 understanding with the LLM off, the stages, the pipeline, the app, the link online), and
 after every step the child reads its RSS (``VmRSS``; anonymous and file-backed apart)
@@ -483,18 +483,18 @@ def _import_like_run(rec: Recorder) -> None:
     with rec.step("import satellite.cli (what `pocket-satellite` imports)"):
         import satellite.cli  # noqa: F401, PLC0415
     with rec.step("import the rest of `run` (all there already)"):
-        from satellite import run_command  # noqa: F401, PLC0415
+        from satellite.cli import run as run_command  # noqa: F401, PLC0415
     with rec.step("import hassil, home_assistant_intents (for the probes; run does it later)"):
         _install_probes(rec)
 
 
 def _start_up(rec: Recorder, args: argparse.Namespace) -> Satellite:
-    """satellite/run_command.py's ``_run`` up to the frame loop, a step at a time (no
+    """satellite/cli/run.py's ``_run`` up to the frame loop, a step at a time (no
     --realtime, --timeline or --stand-in-ha)."""
     import queue  # noqa: PLC0415
 
-    from satellite import run_command  # noqa: PLC0415
     from satellite.app import INBOX_SIZE, SatelliteApp, make_info  # noqa: PLC0415
+    from satellite.cli import run as run_command  # noqa: PLC0415
     from satellite.config import load  # noqa: PLC0415
     from satellite.mqtt.link import MqttLink  # noqa: PLC0415
     from satellite.mqtt.payloads import Command  # noqa: PLC0415

@@ -1,6 +1,6 @@
 """The long-running satellite: audio source -> Pipeline -> MQTT, commands -> frame loop.
 
-``pocket-satellite run --config FILE`` starts it (satellite/run_command.py). The frame
+``pocket-satellite run --config FILE`` starts it (satellite/cli/run.py). The frame
 loop is the only thread that changes the satellite's state: between audio chunks it
 drains the one inbox that MQTT fills with validated commands, and the notices of the
 speech output (satellite/voice_out.py: one TTS speaker, one player). Home Assistant's

@@ -22,13 +22,13 @@ import yaml
 from .audio.settings import PlayerSettings
 from .config_base import (
     ConfigError,
-    _choice,
-    _integer,
-    _opt,
-    _optional,
-    _pattern,
-    _Section,
-    _section,
+    Section,
+    check_choice,
+    check_integer,
+    check_optional,
+    check_pattern,
+    option,
+    subsection,
 )
 from .frontend.settings import FrontendSettings
 from .mqtt.settings import MqttSettings
@@ -43,60 +43,62 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 @dataclass(frozen=True)
-class SatelliteSettings(_Section):
+class SatelliteSettings(Section):
     """Identity of this satellite."""
 
-    id: str = _opt(
+    id: str = option(
         "pocket_satellite",
-        _pattern(
+        check_pattern(
             r"[a-z0-9_]{1,32}",
             "a valid id. Fix: use 1-32 lower-case letters, digits or underscores",
         ),
         "MQTT id: 1-32 of a-z, 0-9, _",
     )
-    name: str = _opt(
+    name: str = option(
         "Pocket Satellite",
-        _pattern(r".{1,64}", "a valid name. Fix: use 1-64 characters"),
+        check_pattern(r".{1,64}", "a valid name. Fix: use 1-64 characters"),
         "Display name",
     )
-    language: str = _opt(
+    language: str = option(
         "en",
-        _pattern(r"[a-z]{2}(_[A-Z]{2})?", "a language code. Fix: use a code like en or en_GB"),
+        check_pattern(r"[a-z]{2}(_[A-Z]{2})?", "a language code. Fix: use a code like en or en_GB"),
         "Language code, e.g. en",
     )
-    area: str | None = _opt(
+    area: str | None = option(
         None,
-        _optional(_pattern(r".{1,64}", "an area name. Fix: use 1-64 characters, or null")),
+        check_optional(
+            check_pattern(r".{1,64}", "an area name. Fix: use 1-64 characters, or null")
+        ),
         "The area (room) it stands in: 'turn on the lights' then means there",
     )
 
 
 @dataclass(frozen=True)
-class AudioSettings(_Section):
+class AudioSettings(Section):
     """Where audio comes from and goes to."""
 
-    input: str = _opt(
+    input: str = option(
         "alsa:default",
-        _pattern(r".+", "an input. Fix: write alsa:DEVICE, a .wav path or -"),
+        check_pattern(r".+", "an input. Fix: write alsa:DEVICE, a .wav path or -"),
         "alsa:DEVICE, a WAV path, or - for raw 16 kHz mono S16 on stdin",
     )
-    output: str = _opt(
+    output: str = option(
         "alsa:default",
-        _pattern(r".+", "an output. Fix: write alsa:DEVICE, a .wav path or null"),
+        check_pattern(r".+", "an output. Fix: write alsa:DEVICE, a .wav path or null"),
         "alsa:DEVICE, a WAV path, or null",
     )
-    queue_ms: int = _opt(
+    queue_ms: int = option(
         2000,
-        _integer(100, 60000, " ms"),
+        check_integer(100, 60000, " ms"),
         "Bound of the capture and playback queues, ms (100-60000)",
     )
 
 
 @dataclass(frozen=True)
-class LoggingSettings(_Section):
+class LoggingSettings(Section):
     """Logging."""
 
-    level: str = _opt("INFO", _choice(LOG_LEVELS), "DEBUG, INFO, WARNING or ERROR")
+    level: str = option("INFO", check_choice(LOG_LEVELS), "DEBUG, INFO, WARNING or ERROR")
 
     def apply(self) -> None:
         """Log to standard error at this level (the command-line programs' set-up)."""
@@ -108,20 +110,20 @@ class LoggingSettings(_Section):
 
 
 @dataclass(frozen=True)
-class Config(_Section):
+class Config(Section):
     """The whole configuration."""
 
-    satellite: SatelliteSettings = _section(SatelliteSettings)
-    audio: AudioSettings = _section(AudioSettings)
-    frontend: FrontendSettings = _section(FrontendSettings)
-    stt: SttSettings = _section(SttSettings)
-    nlu: NluSettings = _section(NluSettings)
-    llm: LlmSettings = _section(LlmSettings)
-    prosody: ProsodySettings = _section(ProsodySettings)
-    tts: TtsSettings = _section(TtsSettings)
-    player: PlayerSettings = _section(PlayerSettings)
-    mqtt: MqttSettings = _section(MqttSettings)
-    logging: LoggingSettings = _section(LoggingSettings)
+    satellite: SatelliteSettings = subsection(SatelliteSettings)
+    audio: AudioSettings = subsection(AudioSettings)
+    frontend: FrontendSettings = subsection(FrontendSettings)
+    stt: SttSettings = subsection(SttSettings)
+    nlu: NluSettings = subsection(NluSettings)
+    llm: LlmSettings = subsection(LlmSettings)
+    prosody: ProsodySettings = subsection(ProsodySettings)
+    tts: TtsSettings = subsection(TtsSettings)
+    player: PlayerSettings = subsection(PlayerSettings)
+    mqtt: MqttSettings = subsection(MqttSettings)
+    logging: LoggingSettings = subsection(LoggingSettings)
 
 
 # --- loading ----------------------------------------------------------------------------
@@ -197,7 +199,7 @@ def _describe(err: vol.Invalid) -> str:
 
 
 def _known_keys(path: list[Any]) -> list[str]:
-    cls: type[_Section] = Config
+    cls: type[Section] = Config
     for part in path:
         match = [f for f in dataclasses.fields(cls) if f.name == part]  # type: ignore[arg-type]
         if not match or "section" not in match[0].metadata:

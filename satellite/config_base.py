@@ -1,6 +1,6 @@
 """Building blocks of the configuration: validators, the section mixin, ConfigError.
 
-Subsystems declare their settings with these (``_Section`` + ``_opt``) in their own
+Subsystems declare their settings with these (``Section`` + ``option``) in their own
 modules; ``satellite.config`` assembles the sections into the root ``Config``.
 """
 
@@ -30,7 +30,7 @@ class ConfigError(SatelliteError):
 # --- validators (each carries the fix in its message) ---------------------------------
 
 
-def _number(low: float, high: float, unit: str = "") -> Callable[[Any], float]:
+def check_number(low: float, high: float, unit: str = "") -> Callable[[Any], float]:
     def check(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise vol.Invalid(
@@ -45,7 +45,7 @@ def _number(low: float, high: float, unit: str = "") -> Callable[[Any], float]:
     return check
 
 
-def _integer(low: int, high: int, unit: str = "") -> Callable[[Any], int]:
+def check_integer(low: int, high: int, unit: str = "") -> Callable[[Any], int]:
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise vol.Invalid(
@@ -61,7 +61,7 @@ def _integer(low: int, high: int, unit: str = "") -> Callable[[Any], int]:
     return check
 
 
-def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
+def check_choice(options: tuple[str, ...]) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if value not in options:
             raise vol.Invalid(
@@ -72,13 +72,13 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
     return check
 
 
-def _boolean(value: Any) -> bool:
+def check_boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise vol.Invalid(f"expected true or false, got {value!r}. Fix: write true or false")
     return value
 
 
-def _pattern(regex: str, what: str) -> Callable[[Any], str]:
+def check_pattern(regex: str, what: str) -> Callable[[Any], str]:
     compiled = re.compile(regex)
 
     def check(value: Any) -> str:
@@ -89,10 +89,10 @@ def _pattern(regex: str, what: str) -> Callable[[Any], str]:
     return check
 
 
-def _path(what: str) -> Callable[[Any], str]:
+def check_path(what: str) -> Callable[[Any], str]:
     """A file path: a string that is not blank, without surrounding whitespace.
 
-    Wrap it in ``_optional`` when null is allowed; the path is not checked on disk.
+    Wrap it in ``check_optional`` when null is allowed; the path is not checked on disk.
     """
 
     def check(value: Any) -> str:
@@ -103,7 +103,7 @@ def _path(what: str) -> Callable[[Any], str]:
     return check
 
 
-def _mapping(schema: vol.Schema) -> Callable[[Any], Any]:
+def check_mapping(schema: vol.Schema) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         if value is None:
             value = {}
@@ -117,7 +117,7 @@ def _mapping(schema: vol.Schema) -> Callable[[Any], Any]:
     return check
 
 
-def _optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def check_optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def wrapped(value: Any) -> Any:
         return None if value is None else check(value)
 
@@ -127,7 +127,7 @@ def _optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
 # --- sections ---------------------------------------------------------------------------
 
 
-class _Section:
+class Section:
     """Mixin: a frozen dataclass whose fields carry a ``check`` validator in metadata."""
 
     @classmethod
@@ -136,8 +136,8 @@ class _Section:
         out: dict[Any, Any] = {}
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             if "section" in f.metadata:
-                sub: type[_Section] = f.metadata["section"]
-                out[vol.Optional(f.name, default=dict)] = _mapping(vol.Schema(sub.schema()))
+                sub: type[Section] = f.metadata["section"]
+                out[vol.Optional(f.name, default=dict)] = check_mapping(vol.Schema(sub.schema()))
             else:
                 default = f.default if f.default is not dataclasses.MISSING else None
                 out[vol.Optional(f.name, default=default)] = f.metadata["check"]
@@ -155,9 +155,9 @@ class _Section:
         return cls(**kwargs)
 
 
-def _opt(default: Any, check: Callable[[Any], Any], doc: str) -> Any:
+def option(default: Any, check: Callable[[Any], Any], doc: str) -> Any:
     return field(default=default, metadata={"check": check, "doc": doc})
 
 
-def _section(cls: type[_Section]) -> Any:
+def subsection(cls: type[Section]) -> Any:
     return field(default_factory=cls, metadata={"section": cls})

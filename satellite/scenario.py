@@ -1,4 +1,4 @@
-"""The demo's scenario, spoken at install time: ``pocket-satellite scenario OUT.wav``.
+"""The demo's scenario, spoken at install time (``pocket-satellite scenario OUT.wav``).
 
 A session of a resident talking to the satellite, synthesised with the eSpeak NG that
 ships in the package (nothing is downloaded, no large WAV is committed): each turn is
@@ -9,16 +9,13 @@ tests and the end-to-end bench read.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import shutil
 import subprocess
-import sys
 import wave
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -155,17 +152,3 @@ def write_scenario(wav: Path, turns: tuple[Turn, ...] = DEMO_TURNS) -> list[Scri
 def read_script(wav: Path) -> list[ScriptLine]:
     """The script written beside the scenario ``wav``."""
     return [ScriptLine(**line) for line in json.loads(script_path(wav).read_text())]
-
-
-def add_parser(sub: Any) -> None:
-    """Register ``pocket-satellite scenario``."""
-    parser = sub.add_parser("scenario", help="speak the demo's scenario into a WAV file")
-    parser.add_argument("output", type=Path, help="the WAV to write (a .json script beside it)")
-    parser.set_defaults(func=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    script = write_scenario(args.output)
-    seconds = script[-1].end_seconds + ANSWER_SECONDS
-    print(f"wrote {args.output} ({seconds:.0f} s, {len(script)} requests)", file=sys.stderr)
-    return 0

@@ -13,16 +13,16 @@ from typing import Any
 import yaml
 
 from satellite.config import Config
-from satellite.config_base import _Section
+from satellite.config_base import Section
 
 
-def block(name: str, section: _Section, indent: int = 0) -> list[str]:
+def block(name: str, section: Section, indent: int = 0) -> list[str]:
     """Lines of YAML for one section, every option preceded by its documentation."""
     pad = " " * indent
     out = [f"{pad}{name}:"]
     for f in dataclasses.fields(section):  # type: ignore[arg-type]
         value: Any = getattr(section, f.name)
-        if isinstance(value, _Section):
+        if isinstance(value, Section):
             out.extend(block(f.name, value, indent + 2))
             continue
         doc = str(f.metadata.get("doc", "")).rstrip(".") + "."

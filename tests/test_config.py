@@ -14,7 +14,7 @@ import yaml
 
 from satellite.cli import EXIT_CONFIG, main
 from satellite.config import Config, ConfigError, load, validate
-from satellite.config_base import _Section
+from satellite.config_base import Section
 from satellite.nlu.intents import Entity
 from scripts.config_block import plain
 
@@ -134,11 +134,11 @@ def test_entities_are_read_as_entities() -> None:
     assert validate({}).nlu.entities == Config().nlu.entities
 
 
-def _defaults(section: _Section) -> dict[str, Any]:
+def _defaults(section: Section) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in dataclasses.fields(section):  # type: ignore[arg-type]
         value = getattr(section, f.name)
-        if isinstance(value, _Section):
+        if isinstance(value, Section):
             out[f.name] = _defaults(value)
         else:
             out[f.name] = plain(value)

@@ -8,7 +8,7 @@ import pytest
 import voluptuous as vol
 
 from satellite.config import ConfigError, validate
-from satellite.config_base import _optional, _path
+from satellite.config_base import check_optional, check_path
 
 # (section, key, whether null is allowed)
 PATH_KEYS: list[tuple[str, str, bool]] = [
@@ -23,14 +23,14 @@ NOT_PATHS: list[Any] = ["", "   ", 5, True, [], {}]
 
 
 def test_path_drops_surrounding_whitespace() -> None:
-    assert _path("x")("  a/b  ") == "a/b"
-    assert _optional(_path("x"))(None) is None
+    assert check_path("x")("  a/b  ") == "a/b"
+    assert check_optional(check_path("x"))(None) is None
 
 
 @pytest.mark.parametrize("value", [None, *NOT_PATHS])
 def test_path_rejects_non_paths_with_a_fix(value: Any) -> None:
     with pytest.raises(vol.Invalid, match=r"expected a path, got .*Fix: write the path of it"):
-        _path("it")(value)
+        check_path("it")(value)
 
 
 @pytest.mark.parametrize(("section", "key", "nullable"), PATH_KEYS)

@@ -10,7 +10,16 @@ from typing import Any
 
 import voluptuous as vol
 
-from ..config_base import _boolean, _choice, _integer, _number, _opt, _optional, _Section, _section
+from ..config_base import (
+    Section,
+    check_boolean,
+    check_choice,
+    check_integer,
+    check_number,
+    check_optional,
+    option,
+    subsection,
+)
 
 WAKE_MODELS = ("okay_nabu", "hey_jarvis", "alexa", "hey_mycroft")
 NOISE_ENGINES = ("speex", "webrtc", "off")
@@ -38,83 +47,89 @@ def _wake_models(value: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class NoiseSettings(_Section):
+class NoiseSettings(Section):
     """Noise suppression on 10 ms frames."""
 
-    engine: str = _opt("speex", _choice(NOISE_ENGINES), "speex, webrtc or off")
-    suppression_db: int = _opt(
-        30, _integer(0, 60, " dB"), "speex: maximum attenuation of noise, dB (0-60)"
+    engine: str = option("speex", check_choice(NOISE_ENGINES), "speex, webrtc or off")
+    suppression_db: int = option(
+        30, check_integer(0, 60, " dB"), "speex: maximum attenuation of noise, dB (0-60)"
     )
-    webrtc_level: int = _opt(2, _integer(0, 4), "webrtc: suppression level (0-4)")
+    webrtc_level: int = option(2, check_integer(0, 4), "webrtc: suppression level (0-4)")
 
 
 @dataclass(frozen=True)
-class GainSettings(_Section):
+class GainSettings(Section):
     """Automatic gain control after noise suppression."""
 
-    enabled: bool = _opt(True, _boolean, "Apply automatic gain")
-    target_dbfs: float = _opt(
-        -20.0, _number(-40.0, -3.0, " dBFS"), "Speech level to aim for, dBFS (-40 to -3)"
+    enabled: bool = option(True, check_boolean, "Apply automatic gain")
+    target_dbfs: float = option(
+        -20.0, check_number(-40.0, -3.0, " dBFS"), "Speech level to aim for, dBFS (-40 to -3)"
     )
-    max_gain_db: float = _opt(24.0, _number(0.0, 40.0, " dB"), "Largest gain applied, dB (0-40)")
+    max_gain_db: float = option(
+        24.0, check_number(0.0, 40.0, " dB"), "Largest gain applied, dB (0-40)"
+    )
 
 
 @dataclass(frozen=True)
-class VadSettings(_Section):
+class VadSettings(Section):
     """Voice activity detection."""
 
-    engine: str = _opt("silero", _choice(VAD_ENGINES), "silero or micro")
-    threshold: float = _opt(0.5, _number(0.05, 0.95), "Speech probability threshold (0.05-0.95)")
+    engine: str = option("silero", check_choice(VAD_ENGINES), "silero or micro")
+    threshold: float = option(
+        0.5, check_number(0.05, 0.95), "Speech probability threshold (0.05-0.95)"
+    )
 
 
 @dataclass(frozen=True)
-class WakeSettings(_Section):
+class WakeSettings(Section):
     """Wake word detection."""
 
     models: tuple[str, ...] = field(
         default=("okay_nabu",), metadata={"check": _wake_models, "doc": "Wake words to listen for"}
     )
-    probability_cutoff: float | None = _opt(
-        None, _optional(_number(0.1, 0.99)), "Detection threshold (0.1-0.99); null = model's own"
+    probability_cutoff: float | None = option(
+        None,
+        check_optional(check_number(0.1, 0.99)),
+        "Detection threshold (0.1-0.99); null = model's own",
     )
-    refractory_seconds: float = _opt(
-        2.0, _number(0.0, 30.0, " s"), "Ignore further detections for this long, s (0-30)"
+    refractory_seconds: float = option(
+        2.0, check_number(0.0, 30.0, " s"), "Ignore further detections for this long, s (0-30)"
     )
 
 
 @dataclass(frozen=True)
-class RecorderSettings(_Section):
+class RecorderSettings(Section):
     """How an utterance is cut out of the stream after the wake word."""
 
-    pre_roll_ms: int = _opt(
-        500, _integer(300, 2000, " ms"), "Audio kept from before the onset, ms (300-2000)"
+    pre_roll_ms: int = option(
+        500, check_integer(300, 2000, " ms"), "Audio kept from before the onset, ms (300-2000)"
     )
-    trailing_silence_ms: int = _opt(
-        700, _integer(100, 5000, " ms"), "Silence that ends an utterance, ms (100-5000)"
+    trailing_silence_ms: int = option(
+        700, check_integer(100, 5000, " ms"), "Silence that ends an utterance, ms (100-5000)"
     )
-    max_utterance_seconds: float = _opt(
-        15.0, _number(1.0, 120.0, " s"), "Longest utterance, s (1-120)"
+    max_utterance_seconds: float = option(
+        15.0, check_number(1.0, 120.0, " s"), "Longest utterance, s (1-120)"
     )
-    listen_timeout_seconds: float = _opt(
-        5.0, _number(0.5, 60.0, " s"), "Give up when no speech follows the wake word, s"
+    listen_timeout_seconds: float = option(
+        5.0, check_number(0.5, 60.0, " s"), "Give up when no speech follows the wake word, s"
     )
-    min_speech_ms: int = _opt(
-        90, _integer(30, 1000, " ms"), "Speech needed to count as an onset, ms (30-1000)"
+    min_speech_ms: int = option(
+        90, check_integer(30, 1000, " ms"), "Speech needed to count as an onset, ms (30-1000)"
     )
-    follow_on_ms: int = _opt(
+    follow_on_ms: int = option(
         1000,
-        _integer(0, 5000, " ms"),
+        check_integer(0, 5000, " ms"),
         "After the wake word's utterance: speech that begins this soon after its end is "
         "heard too, with no wake word, ms (0: off)",
     )
 
 
 @dataclass(frozen=True)
-class FrontendSettings(_Section):
+class FrontendSettings(Section):
     """The audio front end, stage by stage."""
 
-    noise: NoiseSettings = _section(NoiseSettings)
-    gain: GainSettings = _section(GainSettings)
-    vad: VadSettings = _section(VadSettings)
-    wake: WakeSettings = _section(WakeSettings)
-    recorder: RecorderSettings = _section(RecorderSettings)
+    noise: NoiseSettings = subsection(NoiseSettings)
+    gain: GainSettings = subsection(GainSettings)
+    vad: VadSettings = subsection(VadSettings)
+    wake: WakeSettings = subsection(WakeSettings)
+    recorder: RecorderSettings = subsection(RecorderSettings)

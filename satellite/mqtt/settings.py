@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config_base import _boolean, _integer, _number, _opt, _optional, _path, _pattern, _Section
+from ..config_base import (
+    Section,
+    check_boolean,
+    check_integer,
+    check_number,
+    check_optional,
+    check_path,
+    check_pattern,
+    option,
+)
 from ..errors import SatelliteError
 
 _TOPIC_PREFIX = r"[A-Za-z0-9_\-]+(/[A-Za-z0-9_\-]+)*"
@@ -16,83 +25,89 @@ class MqttCredentialsError(SatelliteError):
 
 
 @dataclass(frozen=True)
-class MqttSettings(_Section):
+class MqttSettings(Section):
     """How the satellite reaches its MQTT broker and what it publishes there."""
 
-    enabled: bool = _opt(True, _boolean, "Connect to MQTT at all (false: run offline)")
-    host: str = _opt(
+    enabled: bool = option(True, check_boolean, "Connect to MQTT at all (false: run offline)")
+    host: str = option(
         "localhost",
-        _pattern(r"[A-Za-z0-9.\-:\[\]]{1,253}", "a host name. Fix: write a name or an IP address"),
+        check_pattern(
+            r"[A-Za-z0-9.\-:\[\]]{1,253}", "a host name. Fix: write a name or an IP address"
+        ),
         "Broker host name or IP address",
     )
-    port: int | None = _opt(
+    port: int | None = option(
         None,
-        _optional(_integer(1, 65535)),
+        check_optional(check_integer(1, 65535)),
         "Broker TCP port (1-65535); null = 1883, or 8883 with TLS",
     )
-    username: str | None = _opt(
-        None, _optional(_pattern(r".{1,256}", "a user name")), "User name; null = anonymous"
-    )
-    password: str | None = _opt(
+    username: str | None = option(
         None,
-        _optional(_pattern(r".{1,256}", "a password")),
+        check_optional(check_pattern(r".{1,256}", "a user name")),
+        "User name; null = anonymous",
+    )
+    password: str | None = option(
+        None,
+        check_optional(check_pattern(r".{1,256}", "a password")),
         "Password (prefer password_file); null = none",
     )
-    password_file: str | None = _opt(
+    password_file: str | None = option(
         None,
-        _optional(_path("a file holding the password")),
+        check_optional(check_path("a file holding the password")),
         "File whose first line is the password; wins over password",
     )
-    tls: bool = _opt(False, _boolean, "Use TLS (also implied by tls_ca_file)")
-    tls_ca_file: str | None = _opt(
-        None, _optional(_path("a CA certificate (PEM)")), "CA certificate, PEM; null = system CAs"
+    tls: bool = option(False, check_boolean, "Use TLS (also implied by tls_ca_file)")
+    tls_ca_file: str | None = option(
+        None,
+        check_optional(check_path("a CA certificate (PEM)")),
+        "CA certificate, PEM; null = system CAs",
     )
-    tls_cert_file: str | None = _opt(
-        None, _optional(_path("a client certificate (PEM)")), "Client certificate, PEM"
+    tls_cert_file: str | None = option(
+        None, check_optional(check_path("a client certificate (PEM)")), "Client certificate, PEM"
     )
-    tls_key_file: str | None = _opt(
-        None, _optional(_path("a client key (PEM)")), "Client private key, PEM"
+    tls_key_file: str | None = option(
+        None, check_optional(check_path("a client key (PEM)")), "Client private key, PEM"
     )
-    keepalive_seconds: int = _opt(
-        30, _integer(5, 3600, " s"), "MQTT keep-alive interval, s (5-3600)"
+    keepalive_seconds: int = option(
+        30, check_integer(5, 3600, " s"), "MQTT keep-alive interval, s (5-3600)"
     )
-    reconnect_min_seconds: float = _opt(
-        1.0, _number(0.01, 60.0, " s"), "First reconnect delay, s (0.01-60); doubles each try"
+    reconnect_min_seconds: float = option(
+        1.0, check_number(0.01, 60.0, " s"), "First reconnect delay, s (0.01-60); doubles each try"
     )
-    reconnect_max_seconds: float = _opt(
-        60.0, _number(0.1, 3600.0, " s"), "Longest reconnect delay, s (0.1-3600)"
+    reconnect_max_seconds: float = option(
+        60.0, check_number(0.1, 3600.0, " s"), "Longest reconnect delay, s (0.1-3600)"
     )
-    outbox_path: str = _opt(
+    outbox_path: str = option(
         "~/.local/state/pocket-satellite/outbox.sqlite3",
-        _path("the outbox database file"),
+        check_path("the outbox database file"),
         "On-disk outbox for QoS 1 events (SQLite file)",
     )
-    outbox_max_messages: int = _opt(
+    outbox_max_messages: int = option(
         10000,
-        _integer(10, 1_000_000),
+        check_integer(10, 1_000_000),
         "Outbox bound (10-1000000); beyond it the oldest are dropped and counted",
     )
-    outbox_fsync: bool = _opt(
+    outbox_fsync: bool = option(
         False,
-        _boolean,
+        check_boolean,
         "fsync every outbox write: also survives a power cut, at a disk sync per event",
     )
-    discovery: bool = _opt(True, _boolean, "Announce plain sensors by HA MQTT discovery")
-    discovery_prefix: str = _opt(
+    discovery: bool = option(True, check_boolean, "Announce plain sensors by HA MQTT discovery")
+    discovery_prefix: str = option(
         "homeassistant",
-        _pattern(_TOPIC_PREFIX, "a topic prefix. Fix: use letters, digits, _ - and /"),
+        check_pattern(_TOPIC_PREFIX, "a topic prefix. Fix: use letters, digits, _ - and /"),
         "HA MQTT discovery prefix",
     )
-    base_topic: str = _opt(
+    base_topic: str = option(
         "pocket_satellite",
-        _pattern(_TOPIC_PREFIX, "a topic prefix. Fix: use letters, digits, _ - and /"),
+        check_pattern(_TOPIC_PREFIX, "a topic prefix. Fix: use letters, digits, _ - and /"),
         "Topics live under <base_topic>/<satellite id>/",
     )
-    publish_transcripts: bool = _opt(
-        False, _boolean, "Privacy: publish what was said on transcript (off by default)"
+    publish_transcripts: bool = option(
+        False, check_boolean, "Privacy: publish what was said on transcript (off by default)"
     )
-    max_payload_bytes: int = _opt(
-        65536, _integer(1024, 1_048_576, " bytes"), "Largest accepted incoming payload, bytes"
+    max_payload_bytes: int = option(
+        65536, check_integer(1024, 1_048_576, " bytes"), "Largest accepted incoming payload, bytes"
     )
 
     @property

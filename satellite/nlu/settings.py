@@ -11,7 +11,7 @@ from typing import Any
 
 import voluptuous as vol
 
-from ..config_base import _boolean, _integer, _number, _opt, _pattern, _Section
+from ..config_base import Section, check_boolean, check_integer, check_number, check_pattern, option
 from .intents import Entity
 
 DEFAULT_INTENTS = (
@@ -85,7 +85,7 @@ def _entities(value: Any) -> tuple[Entity, ...]:
 
 
 @dataclass(frozen=True)
-class NluSettings(_Section):
+class NluSettings(Section):
     """Intents and the things they talk about."""
 
     intents: tuple[str, ...] = field(
@@ -99,25 +99,25 @@ class NluSettings(_Section):
         default=("garden",),
         metadata={"check": _names("area names"), "doc": "Areas besides the entities' own"},
     )
-    ha_timeout_seconds: float = _opt(
-        5.0, _number(0.5, 60.0, " s"), "Wait this long for HA's answer, s (0.5-60)"
+    ha_timeout_seconds: float = option(
+        5.0, check_number(0.5, 60.0, " s"), "Wait this long for HA's answer, s (0.5-60)"
     )
 
 
 @dataclass(frozen=True)
-class LlmSettings(_Section):
+class LlmSettings(Section):
     """The small local LLM that classifies what the templates miss."""
 
-    enabled: bool = _opt(True, _boolean, "Use the LLM fallback (needs the llm extra)")
-    model: str = _opt(
+    enabled: bool = option(True, check_boolean, "Use the LLM fallback (needs the llm extra)")
+    model: str = option(
         "gemma3-270m",
-        _pattern(r".+", "a model"),
+        check_pattern(r".+", "a model"),
         "gemma3-270m (from its PyPI package) or a .gguf path",
     )
-    threads: int = _opt(1, _integer(1, 8), "CPU threads (1-8)")
-    timeout_seconds: float = _opt(
-        2.0, _number(0.1, 30.0, " s"), "Give up and answer 'not understood' after, s"
+    threads: int = option(1, check_integer(1, 8), "CPU threads (1-8)")
+    timeout_seconds: float = option(
+        2.0, check_number(0.1, 30.0, " s"), "Give up and answer 'not understood' after, s"
     )
-    min_confidence: float = _opt(
-        0.3, _number(0.0, 1.0), "Below this label probability: not understood (0-1)"
+    min_confidence: float = option(
+        0.3, check_number(0.0, 1.0), "Below this label probability: not understood (0-1)"
     )

@@ -9,14 +9,14 @@ import voluptuous as vol
 
 from ..config_base import (
     ConfigError,
-    _boolean,
-    _choice,
-    _integer,
-    _number,
-    _opt,
-    _optional,
-    _path,
-    _Section,
+    Section,
+    check_boolean,
+    check_choice,
+    check_integer,
+    check_number,
+    check_optional,
+    check_path,
+    option,
 )
 
 MEASURES = ("articulation", "speaking")
@@ -30,67 +30,73 @@ def _text(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class ProsodySettings(_Section):
+class ProsodySettings(Section):
     """Speech rate per utterance, a baseline per speaker, and rushed-speech alerts."""
 
-    enabled: bool = _opt(True, _boolean, "Measure speech rate and raise rushed-speech alerts")
-    measure: str = _opt(
+    enabled: bool = option(
+        True, check_boolean, "Measure speech rate and raise rushed-speech alerts"
+    )
+    measure: str = option(
         "articulation",
-        _choice(MEASURES),
+        check_choice(MEASURES),
         "Rate compared with the baseline: articulation (pauses of 150 ms "
         "or more left out) or speaking (whole utterance)",
     )
-    min_syllables: int = _opt(
-        6, _integer(2, 50), "Utterances with fewer syllables are not judged (2-50)"
+    min_syllables: int = option(
+        6, check_integer(2, 50), "Utterances with fewer syllables are not judged (2-50)"
     )
-    prior_rate: float = _opt(
+    prior_rate: float = option(
         4.3,
-        _number(2.0, 8.0, " syllables/s"),
+        check_number(2.0, 8.0, " syllables/s"),
         "Population prior the baseline starts from, syllables/s (2-8); "
         "older adults speak at about 4.3",
     )
-    prior_weight: int = _opt(
-        3, _integer(0, 50), "How many utterances the prior counts as in the baseline (0-50)"
+    prior_weight: int = option(
+        3, check_integer(0, 50), "How many utterances the prior counts as in the baseline (0-50)"
     )
-    baseline_size: int = _opt(
-        50, _integer(5, 1000), "Judged utterances the rolling baseline keeps (5-1000)"
+    baseline_size: int = option(
+        50, check_integer(5, 1000), "Judged utterances the rolling baseline keeps (5-1000)"
     )
-    min_baseline: int = _opt(
-        10, _integer(1, 1000), "Judged utterances of a speaker before alerts can fire (1-1000)"
+    min_baseline: int = option(
+        10, check_integer(1, 1000), "Judged utterances of a speaker before alerts can fire (1-1000)"
     )
-    rushed_ratio: float = _opt(
-        1.35, _number(1.05, 3.0), "Rate / baseline at which an utterance counts as rushed"
+    rushed_ratio: float = option(
+        1.35, check_number(1.05, 3.0), "Rate / baseline at which an utterance counts as rushed"
     )
-    rushed_count: int = _opt(
-        2, _integer(1, 20), "Alert when this many of the last rushed_window are rushed"
+    rushed_count: int = option(
+        2, check_integer(1, 20), "Alert when this many of the last rushed_window are rushed"
     )
-    rushed_window: int = _opt(3, _integer(1, 20), "Utterances looked at for rushed_count (1-20)")
-    high_ratio: float = _opt(
-        1.6, _number(1.05, 4.0), "One utterance at or above this ratio alerts at once (high)"
+    rushed_window: int = option(
+        3, check_integer(1, 20), "Utterances looked at for rushed_count (1-20)"
     )
-    clear_ratio: float = _opt(
-        1.2, _number(1.0, 3.0), "Below this ratio an utterance counts as calm again"
+    high_ratio: float = option(
+        1.6, check_number(1.05, 4.0), "One utterance at or above this ratio alerts at once (high)"
     )
-    clear_count: int = _opt(
-        3, _integer(1, 50), "Calm utterances in a row that clear an alert (1-50)"
+    clear_ratio: float = option(
+        1.2, check_number(1.0, 3.0), "Below this ratio an utterance counts as calm again"
     )
-    cooldown_seconds: float = _opt(
-        600.0, _number(0.0, 86400.0, " s"), "After an alert clears, no new alert for this long, s"
+    clear_count: int = option(
+        3, check_integer(1, 50), "Calm utterances in a row that clear an alert (1-50)"
     )
-    max_disagreement: float = _opt(
+    cooldown_seconds: float = option(
+        600.0,
+        check_number(0.0, 86400.0, " s"),
+        "After an alert clears, no new alert for this long, s",
+    )
+    max_disagreement: float = option(
         1.6,
-        _number(1.1, 5.0),
+        check_number(1.1, 5.0),
         "Recognised words whose rate differs from the acoustic "
         "estimate by more than this factor are not trusted",
     )
-    ask_aloud: bool = _opt(
-        False, _boolean, "Ask the resident a question aloud when an alert is raised"
+    ask_aloud: bool = option(
+        False, check_boolean, "Ask the resident a question aloud when an alert is raised"
     )
-    question: str = _opt(DEFAULT_QUESTION, _text, "What to ask when ask_aloud is on")
-    state_path: str | None = _opt(
+    question: str = option(DEFAULT_QUESTION, _text, "What to ask when ask_aloud is on")
+    state_path: str | None = option(
         None,
-        _optional(
-            _path(
+        check_optional(
+            check_path(
                 "the baselines file, such as /var/lib/pocket-satellite/prosody.json, or write null"
             )
         ),

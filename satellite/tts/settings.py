@@ -4,54 +4,65 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config_base import _boolean, _choice, _integer, _opt, _optional, _pattern, _Section, _section
+from ..config_base import (
+    Section,
+    check_boolean,
+    check_choice,
+    check_integer,
+    check_optional,
+    check_pattern,
+    option,
+    subsection,
+)
 
 TTS_ENGINES = ("espeak", "piper", "pocket")
 #: The voice each engine uses when ``tts.voice`` is not set.
 DEFAULT_VOICES = {"espeak": "en-us+klatt3", "pocket": "alba"}
 
-_TEXT = _pattern(r".{1,512}", "a valid value. Fix: write 1-512 characters")
+_TEXT = check_pattern(r".{1,512}", "a valid value. Fix: write 1-512 characters")
 
 
 @dataclass(frozen=True)
-class FeedbackSettings(_Section):
+class FeedbackSettings(Section):
     """Short sounds that tell the person what the satellite is doing."""
 
-    enabled: bool = _opt(True, _boolean, "Play feedback sounds at all")
-    awake: str | None = _opt(
-        None, _optional(_TEXT), "WAV played when the wake word is heard; null = the bundled one"
+    enabled: bool = option(True, check_boolean, "Play feedback sounds at all")
+    awake: str | None = option(
+        None,
+        check_optional(_TEXT),
+        "WAV played when the wake word is heard; null = the bundled one",
     )
-    done: str | None = _opt(
-        None, _optional(_TEXT), "WAV played when a request was handled; null = the bundled one"
+    done: str | None = option(
+        None, check_optional(_TEXT), "WAV played when a request was handled; null = the bundled one"
     )
-    error: str | None = _opt(
-        None, _optional(_TEXT), "WAV played when a request failed; null = the bundled one"
+    error: str | None = option(
+        None, check_optional(_TEXT), "WAV played when a request failed; null = the bundled one"
     )
 
 
 @dataclass(frozen=True)
-class TtsSettings(_Section):
+class TtsSettings(Section):
     """Speech synthesis: which engine and voice, how fast, how high, how loud."""
 
-    engine: str = _opt("espeak", _choice(TTS_ENGINES), "espeak, piper or pocket")
-    voice: str | None = _opt(
+    engine: str = option("espeak", check_choice(TTS_ENGINES), "espeak, piper or pocket")
+    voice: str | None = option(
         None,
-        _optional(_TEXT),
+        check_optional(_TEXT),
         "espeak: a voice name (en-us, en+f3, ...); piper: a models manifest id, a .onnx "
         "path or a model name in models_dir; pocket: a voice name or a .wav/.safetensors "
         "path; null = the engine's default (en-us+klatt3, -, alba)",
     )
-    rate_wpm: int = _opt(
-        160, _integer(80, 450, " words/min"), "Speaking rate, words per minute (80-450)"
+    rate_wpm: int = option(
+        160, check_integer(80, 450, " words/min"), "Speaking rate, words per minute (80-450)"
     )
-    pitch: int = _opt(50, _integer(0, 100), "Base pitch (0-100, 50 = normal; espeak only)")
-    volume: int = _opt(100, _integer(0, 200, " %"), "Loudness, percent (0-200)")
-    models_dir: str = _opt(
+    pitch: int = option(50, check_integer(0, 100), "Base pitch (0-100, 50 = normal; espeak only)")
+    volume: int = option(100, check_integer(0, 200, " %"), "Loudness, percent (0-200)")
+    models_dir: str = option(
         "~/.local/share/pocket-satellite/models",
         _TEXT,
         "Folder where Piper model names are looked up (NAME.onnx + .onnx.json)",
     )
-    feedback: FeedbackSettings = _section(FeedbackSettings)
+    feedback: FeedbackSettings = subsection(FeedbackSettings)
 
     @property
     def resolved_voice(self) -> str | None:

@@ -8,16 +8,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
-from .audio.io import open_source
-from .config import Config, ConfigError, load
-from .errors import SatelliteError
-from .pipeline import Pipeline
-from .prosody.cli import add_parser as add_prosody_command
-from .run_command import add_run_command
+from .. import __version__
+from ..audio.io import open_source
+from ..config import Config, ConfigError, load
+from ..errors import SatelliteError
+from ..pipeline import Pipeline
+from .prosody import add_parser as add_prosody_command
+from .run import add_run_command
+from .say import add_parser as add_say_command
 from .scenario import add_parser as add_scenario_command
-from .tts.cli import add_parser as add_say_command
-from .understand_cli import add_parser as add_understand_command
+from .understand import add_parser as add_understand_command
 
 EXIT_CONFIG = 2
 EXIT_RUNTIME = 1
@@ -91,7 +91,7 @@ def _check_config(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from .models import check, load_manifest  # noqa: PLC0415
+    from ..models import check, load_manifest  # noqa: PLC0415
 
     statuses = [check(entry) for entry in load_manifest()]
     for status in statuses:

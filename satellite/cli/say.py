@@ -15,10 +15,10 @@ from ..audio.player import Player
 from ..audio.settings import PlayerSettings
 from ..config import Config, load
 from ..errors import SatelliteError
-from .base import TtsError
-from .engines import make_engine
-from .settings import TTS_ENGINES, TtsSettings
-from .speaker import Speaker
+from ..tts.base import TtsError
+from ..tts.engines import make_engine
+from ..tts.settings import TTS_ENGINES, TtsSettings
+from ..tts.speaker import Speaker
 
 _LOGGER = logging.getLogger(__name__)
 

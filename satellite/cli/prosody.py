@@ -18,8 +18,8 @@ from ..audio.io import open_source
 from ..config import Config, load
 from ..events import Event, UtteranceEnded
 from ..pipeline import Pipeline
-from .monitor import ProsodyMonitor
-from .settings import ProsodySettings
+from ..prosody.monitor import ProsodyMonitor
+from ..prosody.settings import ProsodySettings
 
 _LOGGER = logging.getLogger(__name__)
 

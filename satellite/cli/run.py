@@ -17,20 +17,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .app import DRAIN_SECONDS, INBOX_SIZE, EventSink, SatelliteApp, make_info
-from .audio.chunk import AudioChunk
-from .audio.io import AudioSink, open_sink, open_source
-from .audio.realtime import PacedSink, ReplayClock, paced
-from .config import Config, ConfigError, load
-from .mqtt.link import MqttLink
-from .mqtt.payloads import Command
-from .pipeline import Pipeline, build_stages
-from .slot_grammar import SlotGrammar
-from .stand_in_ha import StandInHomeAssistant
-from .timeline import Timeline
-from .tts.engines import make_engine
-from .tts.feedback import load_feedback_sounds
-from .understanding import build_understanding
+from ..app import DRAIN_SECONDS, INBOX_SIZE, EventSink, SatelliteApp, make_info
+from ..audio.chunk import AudioChunk
+from ..audio.io import AudioSink, open_sink, open_source
+from ..audio.realtime import PacedSink, ReplayClock, paced
+from ..config import Config, ConfigError, load
+from ..mqtt.link import MqttLink
+from ..mqtt.payloads import Command
+from ..pipeline import Pipeline, build_stages
+from ..slot_grammar import SlotGrammar
+from ..stand_in_ha import StandInHomeAssistant
+from ..timeline import Timeline
+from ..tts.engines import make_engine
+from ..tts.feedback import load_feedback_sounds
+from ..understanding import build_understanding
 
 
 def add_run_command(sub: Any) -> None:

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .audio.io import open_source
-from .config import Config, load
-from .events import Event, UtteranceEnded
-from .pipeline import Pipeline, build_stages
-from .understanding import Understanding, UtteranceReport, build_understanding
+from ..audio.io import open_source
+from ..config import Config, load
+from ..events import Event, UtteranceEnded
+from ..pipeline import Pipeline, build_stages
+from ..understanding import Understanding, UtteranceReport, build_understanding
 
 #: How long to wait for a fallback (open transcription + LLM) result per utterance, s.
 FALLBACK_WAIT_SECONDS = 30.0
