@@ -10,4 +10,4 @@ echo ">> mypy --strict" >&2
 "$VENV/bin/mypy"
 echo ">> pytest" >&2
 "$VENV/bin/pytest" "$@"
-bash scripts/test_ha.sh  # the Home Assistant component (Python 3.13 venv), see DEVELOPERS.md
+bash scripts/test_ha.sh  # the Home Assistant component (Python 3.13 venv), see CONTRIBUTING.md

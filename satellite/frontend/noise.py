@@ -27,7 +27,7 @@ class SpeexNoiseSuppressor:
     """``pyspeex-noise`` with its auto gain off.
 
     Speex's own AGC is disabled on purpose: with any non-zero ``auto_gain`` it
-    outputs near-silence (see FIELD-NOTES). Gain is a separate stage.
+    outputs near-silence. Gain is a separate stage.
     """
 
     name = "noise"

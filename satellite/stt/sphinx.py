@@ -4,7 +4,7 @@ Two decoders listen to the same frames while the person speaks. One searches the
 grammar compiled from the active intents; the other a free loop of phones. A grammar
 forces any speech into some command, so the grammar's own score cannot reject
 out-of-domain speech; the per-frame log-likelihood ratio of the two searches can: good
-commands score close to the phone loop, prose far below it (see FIELD-NOTES).
+commands score close to the phone loop, prose far below it.
 
 Two more decoders, the grammar with default (narrow) beams, search an utterance again
 when asked: in a loud room a device action must come out the same from the command heard
