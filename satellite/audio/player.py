@@ -27,15 +27,15 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ..errors import AudioDeviceError
 from ..event_base import Event
-from .chunk import AudioChunk, float_to_int16, to_float_mono
+from .chunk import AudioChunk
 from .events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from .io import AudioSink
+from .periods import PeriodCutter
 from .settings import PlayerSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -93,9 +93,7 @@ class Player:
         self._error: Exception | None = None
         # producer side
         self._writing_generation = -1
-        self._resampler: Any = None
-        self._resampler_rate = 0
-        self._pending = b""
+        self._cutter = PeriodCutter(self.rate_hz, self._period_bytes)
         # player-thread side
         self._reply: str | None = None
         self._started = False
@@ -118,8 +116,7 @@ class Player:
             self._items.append(_Begin(reply_id))
             self._cond.notify_all()
         self._error = None
-        self._resampler = None
-        self._pending = b""
+        self._cutter.reset()
 
     def write(self, chunk: AudioChunk) -> bool:
         """Queue audio of the current reply (blocks while the buffer is full).
@@ -128,19 +125,14 @@ class Player:
         """
         if self._error is not None:
             raise AudioDeviceError(f"Playback failed: {self._error}")
-        data = self._pending + self._convert(chunk, last=False)
-        whole = len(data) - len(data) % self._period_bytes
-        self._pending = data[whole:]
-        for offset in range(0, whole, self._period_bytes):
-            if not self._put(data[offset : offset + self._period_bytes]):
+        for period in self._cutter.periods(chunk):
+            if not self._put(period):
                 return False
         return self._writing_generation == self._generation
 
     def end(self) -> None:
         """No more audio for the current reply: play out what is buffered."""
-        tail = self._pending + (self._convert(None, last=True) if self._resampler else b"")
-        self._pending = b""
-        self._resampler = None
+        tail = self._cutter.tail()
         if tail:
             self._put(tail)
         with self._cond:
@@ -219,29 +211,6 @@ class Player:
         self._sink.close()
 
     # --- producer internals --------------------------------------------------------
-
-    def _convert(self, chunk: AudioChunk | None, last: bool) -> bytes:
-        if (
-            chunk is not None
-            and chunk.rate_hz == self.rate_hz
-            and chunk.width_bytes == 2
-            and chunk.channels == 1
-            and self._resampler is None
-        ):
-            return chunk.samples
-        if chunk is not None and self._resampler is None and chunk.rate_hz != self.rate_hz:
-            import soxr  # noqa: PLC0415
-
-            self._resampler = soxr.ResampleStream(chunk.rate_hz, self.rate_hz, 1, dtype="float32")
-            self._resampler_rate = chunk.rate_hz
-        audio = to_float_mono(chunk) if chunk is not None else np.zeros(0, np.float32)
-        if self._resampler is not None:
-            if chunk is not None and chunk.rate_hz != self._resampler_rate:
-                raise AudioDeviceError(
-                    f"A reply changed sample rate from {self._resampler_rate} to {chunk.rate_hz} Hz"
-                )
-            audio = self._resampler.resample_chunk(audio, last=last)
-        return float_to_int16(audio).tobytes()
 
     def _put(self, data: bytes) -> bool:
         with self._cond:
