@@ -12,7 +12,8 @@ Incoming payloads are validated on the network thread; valid commands go to the
 bounded ``inbox`` the frame loop drains, invalid ones are counted and logged
 (rate-limited) and never acted on.
 
-The outbox and every publish belong to :class:`~satellite.mqtt.worker.LinkWorker`.
+The outbox and every publish belong to :class:`~satellite.mqtt.worker.LinkWorker`;
+validation and the inbox to :class:`~satellite.mqtt.inbound.Inbound`.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import paho.mqtt.client as mqtt
 
 from ..events import Event
 from .client import LinkStats, MqttConfigError, backoff_delay, make_client, set_nodelay
+from .inbound import Inbound
 from .outbox import Outbox
-from .payloads import Command, Info, PayloadError, decode_inbound
-from .ratelimit import RateLimitedLog
+from .payloads import Command, Info
 from .settings import MqttSettings
-from .topics import INBOUND_TOPICS, OFFLINE, ONLINE, ROUTES, STATUS, Route, Topics
+from .topics import INBOUND_TOPICS, OFFLINE, ROUTES, STATUS, Route, Topics
 from .worker import LinkWorker, Work
 
 __all__ = ["LinkStats", "MqttConfigError", "MqttLink"]
@@ -62,7 +63,6 @@ class MqttLink:
         self.topics = Topics(settings.base_topic, info.id, settings.discovery_prefix)
         self.stats = LinkStats()
         self.connected = threading.Event()
-        self._reject_log = RateLimitedLog(_LOGGER)
         self._unrouted_logged: set[str] = set()
         self._failures = 0
         self._subscribe_mid: int | None = None
@@ -84,6 +84,10 @@ class MqttLink:
             self.connected,
             clock,
         )
+        inbound = Inbound(
+            self.topics, settings.max_payload_bytes, inbox, self.stats, self._worker.put
+        )
+        self._client.on_message = inbound.on_message
 
     # --- public API (any thread) ------------------------------------------------------
 
@@ -148,7 +152,6 @@ class MqttLink:
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
         client.on_subscribe = self._on_subscribe
-        client.on_message = self._on_message
         return client
 
     def _on_pre_connect(self, client: mqtt.Client, userdata: Any) -> None:
@@ -215,39 +218,6 @@ class MqttLink:
         self, client: mqtt.Client, userdata: Any, mid: int, reason: Any, properties: Any
     ) -> None:
         self._put(Work("ack", mid=mid))
-
-    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
-        try:
-            self._receive(message.topic, bytes(message.payload))
-        except Exception:  # noqa: BLE001 - paho's network thread: a payload must never kill it
-            self._reject_log.log(
-                logging.ERROR, "crash", "Unexpected error handling %r", message.topic, exc_info=True
-            )
-
-    def _receive(self, topic: str, payload: bytes) -> None:
-        if topic == self.topics.ha_status:
-            if payload == ONLINE.encode():
-                self._put(Work("ha_online"))
-            return
-        path = self.topics.inbound_path(topic)
-        if path is None:
-            self._reject(topic, "not a topic of this satellite")
-            return
-        try:
-            command = decode_inbound(path, payload, self.settings.max_payload_bytes)
-        except PayloadError as err:
-            self._reject(path, str(err))
-            return
-        try:
-            self.inbox.put_nowait(command)
-        except queue.Full:
-            self._reject(path, "the command inbox is full")
-            return
-        self.stats.accepted += 1
-
-    def _reject(self, key: str, why: str) -> None:
-        self.stats.rejected[key] = self.stats.rejected.get(key, 0) + 1
-        self._reject_log.report(key, "Rejected MQTT payload on %s: %s", key, why)
 
     def _problem(self, key: str, message: str, *args: Any) -> None:
         if self._problem_logged == key:
