@@ -18,6 +18,10 @@ most one period is written after that, so with the ALSA ring buffer (4 x 10 ms) 
 under 100 ms of audio still plays. ``write()`` then returns False so the producer stops
 synthesising. Every begun reply ends with exactly one ``PlaybackFinished`` or
 ``PlaybackStopped`` event, after its ``PlaybackStarted`` when it made a sound.
+
+The producer's conversion is :class:`~satellite.audio.periods.PeriodCutter`; what the
+player thread does with a reply (sink writes, position, events) is
+:class:`~satellite.audio.playout.Playout`. The jitter buffer and its lock stay here.
 """
 
 from __future__ import annotations
@@ -27,15 +31,13 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from ..errors import AudioDeviceError
 from ..event_base import Event
-from .chunk import AudioChunk, float_to_int16, to_float_mono
-from .events import PlaybackFinished, PlaybackStarted, PlaybackStopped
+from .chunk import AudioChunk
 from .io import AudioSink
+from .periods import PeriodCutter
+from .playout import Playout
 from .settings import PlayerSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -60,6 +62,14 @@ class _Stop:
 _Item = bytes | _Begin | _End
 
 
+def _buffer_sizes(settings: PlayerSettings) -> tuple[int, int, int]:
+    """Bytes of 16-bit mono at ``rate_hz``: (a period, the most buffered, the prebuffer)."""
+    rate_hz = settings.rate_hz
+    period = max(1, rate_hz * settings.period_ms // 1000) * 2
+    most = max(period, rate_hz * settings.max_buffer_ms // 1000 * 2)
+    return period, most, min(rate_hz * settings.prebuffer_ms // 1000 * 2, most - period)
+
+
 class Player:
     """Plays replies on ``sink`` from its own thread; see the module docstring."""
 
@@ -72,15 +82,7 @@ class Player:
         self.settings = settings or PlayerSettings()
         self.rate_hz = self.settings.rate_hz
         self._sink = sink
-        self._on_event = on_event
-        self._period_bytes = max(1, self.rate_hz * self.settings.period_ms // 1000) * 2
-        self._max_bytes = max(
-            self._period_bytes, self.rate_hz * self.settings.max_buffer_ms // 1000 * 2
-        )
-        self._prebuffer_bytes = min(
-            self.rate_hz * self.settings.prebuffer_ms // 1000 * 2,
-            self._max_bytes - self._period_bytes,
-        )
+        self._period_bytes, self._max_bytes, self._prebuffer_bytes = _buffer_sizes(self.settings)
         self._cond = threading.Condition()
         self._items: deque[_Item] = deque()
         self._buffered_bytes = 0
@@ -93,15 +95,10 @@ class Player:
         self._error: Exception | None = None
         # producer side
         self._writing_generation = -1
-        self._resampler: Any = None
-        self._resampler_rate = 0
-        self._pending = b""
+        self._cutter = PeriodCutter(self.rate_hz, self._period_bytes)
         # player-thread side
-        self._reply: str | None = None
-        self._started = False
+        self._playout = Playout(sink, self.rate_hz, self.settings.lead_in_ms, on_event)
         self._buffering = True
-        self._reply_bytes = 0
-        self.position_seconds = 0.0
         #: Loudness of what plays from now on, 0-1 (audio already at the device is not changed).
         self.volume = 1.0
         self.underruns = 0
@@ -118,8 +115,7 @@ class Player:
             self._items.append(_Begin(reply_id))
             self._cond.notify_all()
         self._error = None
-        self._resampler = None
-        self._pending = b""
+        self._cutter.reset()
 
     def write(self, chunk: AudioChunk) -> bool:
         """Queue audio of the current reply (blocks while the buffer is full).
@@ -128,19 +124,14 @@ class Player:
         """
         if self._error is not None:
             raise AudioDeviceError(f"Playback failed: {self._error}")
-        data = self._pending + self._convert(chunk, last=False)
-        whole = len(data) - len(data) % self._period_bytes
-        self._pending = data[whole:]
-        for offset in range(0, whole, self._period_bytes):
-            if not self._put(data[offset : offset + self._period_bytes]):
+        for period in self._cutter.periods(chunk):
+            if not self._put(period):
                 return False
         return self._writing_generation == self._generation
 
     def end(self) -> None:
         """No more audio for the current reply: play out what is buffered."""
-        tail = self._pending + (self._convert(None, last=True) if self._resampler else b"")
-        self._pending = b""
-        self._resampler = None
+        tail = self._cutter.tail()
         if tail:
             self._put(tail)
         with self._cond:
@@ -172,7 +163,7 @@ class Player:
     def stop(self) -> bool:
         """Drop all queued audio at once; True if anything was playing or queued."""
         with self._cond:
-            active = self._busy or self._reply is not None or bool(self._items)
+            active = self._busy or self._playout.reply is not None or bool(self._items)
             self._generation += 1
             for item in self._items:
                 if isinstance(item, _Begin):
@@ -206,6 +197,11 @@ class Player:
         return self._buffered_bytes / 2 / self.rate_hz
 
     @property
+    def position_seconds(self) -> float:
+        """Audio written to the sink so far, s."""
+        return self._playout.position_seconds
+
+    @property
     def xruns(self) -> int:
         """Underruns the output device recovered from (0 for sinks that do not count)."""
         return int(getattr(self._sink, "xruns", 0))
@@ -219,29 +215,6 @@ class Player:
         self._sink.close()
 
     # --- producer internals --------------------------------------------------------
-
-    def _convert(self, chunk: AudioChunk | None, last: bool) -> bytes:
-        if (
-            chunk is not None
-            and chunk.rate_hz == self.rate_hz
-            and chunk.width_bytes == 2
-            and chunk.channels == 1
-            and self._resampler is None
-        ):
-            return chunk.samples
-        if chunk is not None and self._resampler is None and chunk.rate_hz != self.rate_hz:
-            import soxr  # noqa: PLC0415
-
-            self._resampler = soxr.ResampleStream(chunk.rate_hz, self.rate_hz, 1, dtype="float32")
-            self._resampler_rate = chunk.rate_hz
-        audio = to_float_mono(chunk) if chunk is not None else np.zeros(0, np.float32)
-        if self._resampler is not None:
-            if chunk is not None and chunk.rate_hz != self._resampler_rate:
-                raise AudioDeviceError(
-                    f"A reply changed sample rate from {self._resampler_rate} to {chunk.rate_hz} Hz"
-                )
-            audio = self._resampler.resample_chunk(audio, last=last)
-        return float_to_int16(audio).tobytes()
 
     def _put(self, data: bytes) -> bool:
         with self._cond:
@@ -280,7 +253,7 @@ class Player:
                     self._ends_queued = 0
                 self._finish_reply(stopped="error")
             with self._cond:
-                self._busy = self._reply is not None
+                self._busy = self._playout.reply is not None
                 self._cond.notify_all()
 
     def _next_item(self) -> _Item | _Stop | None:
@@ -309,75 +282,32 @@ class Player:
                 return item
             if self._closing:
                 return None
-            if self._reply is not None and self._started and not self._buffering:
+            if self._playout.reply is not None and self._playout.started and not self._buffering:
                 self.underruns += 1
                 self._buffering = True
                 _LOGGER.debug("Playback buffer ran dry (%d so far)", self.underruns)
-            self._busy = self._reply is not None
+            self._busy = self._playout.reply is not None
             self._cond.notify_all()
             self._cond.wait()
 
     def _handle(self, item: _Item | _Stop) -> None:
         if isinstance(item, _Begin):
-            self._reply = item.reply_id
-            self._started = False
+            self._playout.begin(item.reply_id)
             self._buffering = True
-            self._reply_bytes = 0
         elif isinstance(item, _End):
             self._finish_reply(stopped=None)
         elif isinstance(item, _Stop):
             self._finish_reply(stopped="stop")
         else:
-            if not self._started:
-                self._started = True
-                self._emit(PlaybackStarted(self._now(), reply_id=self._reply or ""))
-                self._write(bytes(self.rate_hz * self.settings.lead_in_ms // 1000 * 2))
-            self._write(item)
-            self._reply_bytes += len(item)
-
-    def _write(self, data: bytes) -> None:
-        if data:
-            volume = min(1.0, max(0.0, self.volume))
-            if volume < 1.0:
-                scaled = np.frombuffer(data, dtype="<i2").astype(np.float32) * volume
-                data = scaled.astype("<i2").tobytes()
-            self._sink.write(AudioChunk(self.rate_hz, 2, 1, data, self.position_seconds))
-            self.position_seconds += len(data) / 2 / self.rate_hz
+            self._playout.play(item, self.volume)
 
     def _finish_reply(self, stopped: str | None) -> None:
         with self._cond:
             dropped, self._dropped_replies = self._dropped_replies, []
             was_stop_request = self._stop_requested
-        played = round(self._reply_bytes / 2 / self.rate_hz, 3)
-        if self._reply is not None:
-            if stopped is None:
-                self._emit(
-                    PlaybackFinished(self._now(), reply_id=self._reply, duration_seconds=played)
-                )
-            else:
-                self._emit(
-                    PlaybackStopped(
-                        self._now(), reply_id=self._reply, played_seconds=played, reason=stopped
-                    )
-                )
-        for reply_id in dropped:
-            self._emit(
-                PlaybackStopped(self._now(), reply_id=reply_id, played_seconds=0.0, reason="stop")
-            )
-        self._reply = None
-        self._started = False
+        self._playout.finish(stopped, dropped)
         self._buffering = True
         if was_stop_request:
             with self._cond:
                 self._stop_requested = False
                 self._cond.notify_all()
-
-    def _now(self) -> float:
-        return round(self.position_seconds, 3)
-
-    def _emit(self, event: Event) -> None:
-        if self._on_event is not None:
-            try:
-                self._on_event(event)
-            except Exception:  # a listener's bug must not stop playback
-                _LOGGER.exception("Playback event listener failed on %s", event.type_name)

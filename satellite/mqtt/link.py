@@ -11,55 +11,36 @@ and drop duplicates by the payload's ``id``.
 Incoming payloads are validated on the network thread; valid commands go to the
 bounded ``inbox`` the frame loop drains, invalid ones are counted and logged
 (rate-limited) and never acted on.
+
+The link composes the pieces: :class:`~satellite.mqtt.connection.LinkConnection` (paho's
+callbacks, retries), :class:`~satellite.mqtt.worker.LinkWorker` (the outbox and every
+publish) and :class:`~satellite.mqtt.inbound.Inbound` (validation, the inbox).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import threading
 import time
-import uuid
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
-import paho.mqtt.client as mqtt
 
 from ..events import Event
-from ..queues import drain
-from .client import LinkStats, MqttConfigError, backoff_delay, make_client, set_nodelay
-from .discovery import discovery_messages
-from .outbox import Outbox, OutboxMessage
-from .payloads import Command, Envelope, Info, PayloadError, decode_inbound, encode_event
-from .ratelimit import RateLimitedLog
+from .client import LinkStats, MqttConfigError, make_client
+from .connection import LinkConnection
+from .inbound import Inbound
+from .outbox import Outbox
+from .payloads import Command, Info
 from .settings import MqttSettings
-from .topics import INBOUND_TOPICS, INFO, OFFLINE, ONLINE, ROUTES, STATUS, Route, Topics
+from .topics import ROUTES, STATUS, Route, Topics
+from .worker import LinkWorker, Work
 
 __all__ = ["LinkStats", "MqttConfigError", "MqttLink"]
 
 _LOGGER = logging.getLogger(__name__)
 
-#: Events waiting for the worker beyond this are dropped and counted.
-MAX_QUEUED_EVENTS = 10000
-#: Largest number of work items the worker handles in one outbox transaction.
-BATCH_ITEMS = 512
 #: How long a clean stop waits for ``offline`` to be acknowledged, s.
 STOP_TIMEOUT_SECONDS = 2.0
-
-
-@dataclass(frozen=True, slots=True)
-class _Work:
-    kind: str
-    event: Event | None = None
-    route: Route | None = None
-    topic: str = ""
-    payload: bytes = b""
-    qos: int = 0
-    retain: bool = False
-    mid: int = 0
 
 
 class MqttLink:
@@ -80,55 +61,50 @@ class MqttLink:
         self.topics = Topics(settings.base_topic, info.id, settings.discovery_prefix)
         self.stats = LinkStats()
         self.connected = threading.Event()
-        self._clock = clock
-        self._work: queue.SimpleQueue[_Work] = queue.SimpleQueue()
-        self._queued = 0
-        self._queued_lock = threading.Lock()
-        self._idle = threading.Condition()
-        self._reject_log = RateLimitedLog(_LOGGER)
         self._unrouted_logged: set[str] = set()
-        self._failures = 0
-        self._subscribe_mid: int | None = None
-        self._stopping = False
-        self._was_connected = False
-        self._problem_logged: str | None = None
-        self._retained: dict[str, Event] = {}
         self.outbox = Outbox(
             settings.outbox_file, settings.outbox_max_messages, settings.outbox_fsync
         )
-        self._unsent: deque[OutboxMessage] = deque(self.outbox.messages())
-        self._inflight: dict[int, OutboxMessage] = {}
-        self._worker = threading.Thread(target=self._run_worker, name="mqtt-worker", daemon=True)
-        self._client = self._make_client()
-
-    # --- public API (any thread) ------------------------------------------------------
+        client = make_client(settings, f"pocket_satellite-{info.id}", self.topics.full(STATUS))
+        self._worker = LinkWorker(
+            client,
+            self.outbox,
+            settings,
+            info,
+            self.topics,
+            self.routes,
+            self.stats,
+            self.connected,
+            clock,
+        )
+        inbound = Inbound(
+            self.topics, settings.max_payload_bytes, inbox, self.stats, self._worker.put
+        )
+        self._connection = LinkConnection(
+            client,
+            settings,
+            self.topics,
+            self.stats,
+            self.connected,
+            self._worker.put,
+            inbound.on_message,
+        )
 
     def start(self) -> None:
         """Connect in the background; reconnects by themselves until stop()."""
-        s = self.settings
-        if self._unsent:
-            _LOGGER.info(
-                "MQTT outbox holds %d event(s) from before; sending them first", len(self._unsent)
-            )
         self._worker.start()
-        self._client.connect_async(s.host, s.effective_port, s.keepalive_seconds)
-        self._client.loop_start()
+        self._connection.start()
 
     def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
         """Publish ``offline``, disconnect and stop the threads. Undelivered QoS 1
         events stay in the outbox for the next start."""
-        self._stopping = True
+        self._connection.stopping = True
         if not self._worker.is_alive():
             self.outbox.close()
             return
-        self._put(_Work("stop"))
+        self._worker.put(Work("stop"))
         self._worker.join(timeout + 1.0)
-        if self.connected.is_set():
-            info = self._client.publish(self.topics.full(STATUS), OFFLINE, qos=1, retain=True)
-            with contextlib.suppress(RuntimeError, ValueError):
-                info.wait_for_publish(timeout)
-        self._client.disconnect()
-        self._client.loop_stop()
+        self._connection.close(timeout)
         self.outbox.close()
 
     def publish_event(self, event: Event) -> None:
@@ -143,289 +119,14 @@ class MqttLink:
         if route.private and not self.settings.publish_transcripts:
             self.stats.private_skipped += 1
             return
-        with self._queued_lock:
-            if self._queued >= MAX_QUEUED_EVENTS:
-                self.stats.queue_full_dropped += 1
-                full = True
-            else:
-                self._queued += 1
-                full = False
-        if full:
-            self._reject_log.report(
-                "queue",
-                "MQTT worker is %d events behind; dropping %s",
-                MAX_QUEUED_EVENTS,
-                event.type_name,
-            )
-            return
-        self._work.put(_Work("event", event=event, route=route))
+        self._worker.put_event(event, route)
 
     def publish(self, path: str, payload: bytes | str, qos: int = 0, retain: bool = False) -> None:
         """Publish raw bytes under the base topic (say/done, tts/response/<id>, ...)."""
         data = payload.encode() if isinstance(payload, str) else payload
-        self._put(_Work("raw", topic=self.topics.full(path), payload=data, qos=qos, retain=retain))
+        work = Work("raw", topic=self.topics.full(path), payload=data, qos=qos, retain=retain)
+        self._worker.put(work)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every queued event was handled and the outbox is empty."""
-        deadline = time.monotonic() + timeout
-        with self._idle:
-            while self._queued or len(self.outbox) or not self._work.empty():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._idle.wait(min(remaining, 0.1))
-        return True
-
-    # --- paho callbacks (network thread): only queue work -------------------------------
-
-    def _make_client(self) -> mqtt.Client:
-        client = make_client(
-            self.settings, f"pocket_satellite-{self.info.id}", self.topics.full(STATUS)
-        )
-        client.on_pre_connect = self._on_pre_connect
-        client.on_socket_open = self._on_socket_open
-        client.on_connect = self._on_connect
-        client.on_connect_fail = self._on_connect_fail
-        client.on_disconnect = self._on_disconnect
-        client.on_publish = self._on_publish
-        client.on_subscribe = self._on_subscribe
-        client.on_message = self._on_message
-        return client
-
-    def _on_pre_connect(self, client: mqtt.Client, userdata: Any) -> None:
-        self.stats.connect_attempts += 1
-
-    def _on_socket_open(self, client: mqtt.Client, userdata: Any, sock: Any) -> None:
-        set_nodelay(sock)
-
-    def _on_connect(
-        self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any
-    ) -> None:
-        if reason.is_failure:
-            self.stats.refused += 1
-            self._problem(
-                f"refused:{reason}",
-                "MQTT broker %s:%d refused the connection: %s. Fix: check mqtt.username and "
-                "mqtt.password (or mqtt.password_file) and the broker's ACL; retrying",
-                self.settings.host,
-                self.settings.effective_port,
-                reason,
-            )
-            return  # the broker closes the socket; _on_disconnect schedules the retry
-        self.stats.connects += 1
-        self._failures = 0
-        self._was_connected = True
-        self._problem_logged = None
-        _LOGGER.info(
-            "Connected to MQTT broker %s:%d", self.settings.host, self.settings.effective_port
-        )
-        topics = [(self.topics.full(path), 1) for path in INBOUND_TOPICS]
-        _, self._subscribe_mid = client.subscribe([*topics, (self.topics.ha_status, 0)])
-
-    def _on_subscribe(
-        self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any, properties: Any
-    ) -> None:
-        # Ready only once the broker has our subscriptions: commands sent from now on
-        # reach us.
-        if mid == self._subscribe_mid:
-            self._put(_Work("connected"))
-
-    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
-        tls = " and the TLS settings (mqtt.tls_ca_file)" if self.settings.use_tls else ""
-        self._problem(
-            "unreachable",
-            "Cannot connect to MQTT broker %s:%d. Fix: check mqtt.host, mqtt.port%s and that "
-            "the broker runs; retrying with backoff",
-            self.settings.host,
-            self.settings.effective_port,
-            tls,
-        )
-        self._backoff()
-
-    def _on_disconnect(
-        self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, properties: Any
-    ) -> None:
-        if self._was_connected and not self._stopping:
-            self._was_connected = False
-            _LOGGER.warning("Lost the MQTT connection (%s); reconnecting", reason)
-        self.connected.clear()
-        self._put(_Work("disconnected"))
-        self._backoff()
-
-    def _on_publish(
-        self, client: mqtt.Client, userdata: Any, mid: int, reason: Any, properties: Any
-    ) -> None:
-        self._put(_Work("ack", mid=mid))
-
-    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
-        try:
-            self._receive(message.topic, bytes(message.payload))
-        except Exception:  # noqa: BLE001 - paho's network thread: a payload must never kill it
-            self._reject_log.log(
-                logging.ERROR, "crash", "Unexpected error handling %r", message.topic, exc_info=True
-            )
-
-    def _receive(self, topic: str, payload: bytes) -> None:
-        if topic == self.topics.ha_status:
-            if payload == ONLINE.encode():
-                self._put(_Work("ha_online"))
-            return
-        path = self.topics.inbound_path(topic)
-        if path is None:
-            self._reject(topic, "not a topic of this satellite")
-            return
-        try:
-            command = decode_inbound(path, payload, self.settings.max_payload_bytes)
-        except PayloadError as err:
-            self._reject(path, str(err))
-            return
-        try:
-            self.inbox.put_nowait(command)
-        except queue.Full:
-            self._reject(path, "the command inbox is full")
-            return
-        self.stats.accepted += 1
-
-    def _reject(self, key: str, why: str) -> None:
-        self.stats.rejected[key] = self.stats.rejected.get(key, 0) + 1
-        self._reject_log.report(key, "Rejected MQTT payload on %s: %s", key, why)
-
-    def _problem(self, key: str, message: str, *args: Any) -> None:
-        if self._problem_logged == key:
-            _LOGGER.debug(message, *args)
-            return
-        self._problem_logged = key
-        _LOGGER.error(message, *args)
-
-    def _backoff(self) -> None:
-        """Exponential backoff with jitter for the next reconnect."""
-        delay = backoff_delay(self.settings, self._failures)
-        self._failures += 1
-        # paho waits min(previous * 2, max); with both set it waits exactly `delay`.
-        self._client.reconnect_delay_set(delay, delay)  # type: ignore[arg-type]  # floats work
-
-    def _put(self, work: _Work) -> None:
-        self._work.put(work)
-
-    # --- worker thread: the only one that touches the outbox ------------------------------
-
-    def _run_worker(self) -> None:
-        try:
-            while True:
-                items = [self._work.get(), *drain(self._work, BATCH_ITEMS - 1)]
-                if not self._handle_batch(items):
-                    return
-        except Exception:  # thread boundary: say so loudly; the outbox keeps the events
-            _LOGGER.exception("MQTT worker stopped by an unexpected error")
-
-    def _handle_batch(self, items: list[_Work]) -> bool:
-        outgoing: list[_Work | OutboxMessage] = []
-        keep_running = True
-        with self.outbox.batch():
-            for work in items:
-                if work.kind == "event":
-                    outgoing.extend(self._prepare_event(work))
-                elif work.kind == "ack":
-                    self.stats.acknowledged += 1
-                    message = self._inflight.pop(work.mid, None)
-                    if message is not None:
-                        self.outbox.remove(message.seq)
-                elif work.kind == "raw":
-                    outgoing.append(work)
-                elif work.kind == "connected":
-                    # Raw messages queued while disconnected are stale: drop them.
-                    stale = [m for m in outgoing if not isinstance(m, OutboxMessage)]
-                    self.stats.not_connected_dropped += len(stale)
-                    outgoing = [m for m in outgoing if isinstance(m, OutboxMessage)]
-                    self.connected.set()
-                    self._announce()
-                elif work.kind == "disconnected":
-                    self._requeue_inflight()
-                elif work.kind == "ha_online":
-                    self._send_discovery()
-                elif work.kind == "stop":
-                    keep_running = False
-        if self.connected.is_set():
-            for item in outgoing:
-                if isinstance(item, OutboxMessage):
-                    self._flush(upto=item.seq)
-                else:
-                    self._send(item.topic, item.payload, item.qos, item.retain)
-            self._flush()
-        else:
-            self.stats.not_connected_dropped += sum(
-                1 for m in outgoing if not isinstance(m, OutboxMessage)
-            )
-        with self._idle:
-            self._idle.notify_all()
-        return keep_running
-
-    def _prepare_event(self, work: _Work) -> list[_Work | OutboxMessage]:
-        with self._queued_lock:
-            self._queued -= 1
-        assert work.event is not None and work.route is not None
-        event, route = work.event, work.route
-        envelope = Envelope(id=uuid.uuid4().hex, time=round(self._clock(), 6))
-        redact = () if self.settings.publish_transcripts else route.redact
-        payload = encode_event(event, envelope, redact)
-        topic = self.topics.full(route.topic)
-        if route.retain:
-            self._retained[route.topic] = event
-        if not route.durable:
-            return [_Work("raw", topic=topic, payload=payload, qos=route.qos, retain=route.retain)]
-        message, dropped = self.outbox.append(topic, payload)
-        if dropped:
-            gone = set(dropped)
-            self._unsent = deque(m for m in self._unsent if m.seq not in gone)
-            for mid in [mid for mid, m in self._inflight.items() if m.seq in gone]:
-                del self._inflight[mid]
-            self._reject_log.report(
-                "outbox_full",
-                "MQTT outbox is full (%d): dropped the %d oldest event(s), %d dropped in all",
-                self.outbox.max_messages,
-                len(dropped),
-                self.outbox.dropped_total,
-            )
-        self._unsent.append(message)
-        return [message]
-
-    def _flush(self, upto: int | None = None) -> None:
-        while self._unsent and (upto is None or self._unsent[0].seq <= upto):
-            if not self.connected.is_set():
-                return
-            message = self._unsent[0]
-            info = self._client.publish(message.topic, message.payload, qos=1)
-            if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
-                return
-            self._unsent.popleft()
-            self._inflight[info.mid] = message
-            self.stats.published += 1
-
-    def _requeue_inflight(self) -> None:
-        self.connected.clear()
-        if self._inflight:
-            merged = sorted([*self._inflight.values(), *self._unsent], key=lambda m: m.seq)
-            self._unsent = deque(merged)
-            self._inflight.clear()
-
-    def _send(self, topic: str, payload: bytes, qos: int, retain: bool) -> None:
-        info = self._client.publish(topic, payload, qos=qos, retain=retain)
-        if info.rc == mqtt.MQTT_ERR_SUCCESS:
-            self.stats.published += 1
-        else:
-            self.stats.not_connected_dropped += 1
-
-    def _announce(self) -> None:
-        self._send(self.topics.full(STATUS), ONLINE.encode(), 1, True)
-        self._send(self.topics.full(INFO), self.info.to_json(), 1, True)
-        for path, event in self._retained.items():
-            envelope = Envelope(id=uuid.uuid4().hex, time=round(self._clock(), 6))
-            route = self.routes[event.type_name]
-            self._send(self.topics.full(path), encode_event(event, envelope), route.qos, True)
-        self._send_discovery()
-
-    def _send_discovery(self) -> None:
-        if not self.settings.discovery:
-            return
-        for topic, payload in discovery_messages(self.topics, self.info):
-            self._send(topic, payload, 1, True)
+        return self._worker.wait_idle(timeout)

@@ -1,0 +1,267 @@
+"""The link's worker thread: the only one that touches the outbox, and it does every publish.
+
+Work arrives on one queue from every thread (events from the frame loop, connection
+changes and acknowledgements from paho's network thread) and is handled in batches, one
+outbox transaction each, in order. QoS 1 events are written to the outbox first, handed
+to paho while connected, and removed when the broker acknowledges them. After a
+reconnect, or a restart, everything still in the outbox is sent again in order. Raw
+messages (and events that do not go through the outbox) are dropped while disconnected.
+On each connect the worker announces ``online``, the info, the retained events and the
+discovery configs.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import paho.mqtt.client as mqtt
+
+from ..events import Event
+from ..queues import drain
+from .client import LinkStats
+from .discovery import discovery_messages
+from .outbox import Outbox, OutboxMessage
+from .payloads import Envelope, Info, encode_event
+from .ratelimit import RateLimitedLog
+from .settings import MqttSettings
+from .topics import INFO, ONLINE, STATUS, Route, Topics
+
+_LOGGER = logging.getLogger(__name__)
+
+#: Events waiting for the worker beyond this are dropped and counted.
+MAX_QUEUED_EVENTS = 10000
+#: Largest number of work items the worker handles in one outbox transaction.
+BATCH_ITEMS = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """One item for the worker; ``kind`` is event, raw, ack, connected, disconnected,
+    ha_online or stop, and says which of the other fields are set."""
+
+    kind: str
+    event: Event | None = None
+    route: Route | None = None
+    topic: str = ""
+    payload: bytes = b""
+    qos: int = 0
+    retain: bool = False
+    mid: int = 0
+
+
+class LinkWorker:
+    """Owns the outbox and publishes through ``client``; see the module docstring."""
+
+    def __init__(
+        self,
+        client: mqtt.Client,
+        outbox: Outbox,
+        settings: MqttSettings,
+        info: Info,
+        topics: Topics,
+        routes: dict[str, Route],
+        stats: LinkStats,
+        connected: threading.Event,
+        clock: Callable[[], float],
+    ) -> None:
+        self.outbox = outbox
+        self.settings = settings
+        self.info = info
+        self.topics = topics
+        self.routes = routes
+        self.stats = stats
+        self.connected = connected
+        self._client = client
+        self._clock = clock
+        self._work: queue.SimpleQueue[Work] = queue.SimpleQueue()
+        self._queued = 0
+        self._queued_lock = threading.Lock()
+        self._idle = threading.Condition()
+        self._log = RateLimitedLog(_LOGGER)
+        self._retained: dict[str, Event] = {}
+        self._unsent: deque[OutboxMessage] = deque(outbox.messages())
+        self._inflight: dict[int, OutboxMessage] = {}
+        self._thread = threading.Thread(target=self._run, name="mqtt-worker", daemon=True)
+
+    # --- any thread -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the thread; what the outbox holds from before is sent first."""
+        if self._unsent:
+            _LOGGER.info(
+                "MQTT outbox holds %d event(s) from before; sending them first", len(self._unsent)
+            )
+        self._thread.start()
+
+    def is_alive(self) -> bool:
+        """True while the thread runs."""
+        return self._thread.is_alive()
+
+    def join(self, timeout: float) -> None:
+        """Wait for the thread to end (after a ``stop`` work item)."""
+        self._thread.join(timeout)
+
+    def put(self, work: Work) -> None:
+        """Queue work for the thread; never blocks."""
+        self._work.put(work)
+
+    def put_event(self, event: Event, route: Route) -> None:
+        """Queue an event to publish by ``route``; dropped and counted when the worker is
+        ``MAX_QUEUED_EVENTS`` behind. Never blocks."""
+        with self._queued_lock:
+            if self._queued >= MAX_QUEUED_EVENTS:
+                self.stats.queue_full_dropped += 1
+                full = True
+            else:
+                self._queued += 1
+                full = False
+        if full:
+            self._log.report(
+                "queue",
+                "MQTT worker is %d events behind; dropping %s",
+                MAX_QUEUED_EVENTS,
+                event.type_name,
+            )
+            return
+        self._work.put(Work("event", event=event, route=route))
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every queued event was handled and the outbox is empty."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._queued or len(self.outbox) or not self._work.empty():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._idle.wait(min(remaining, 0.1))
+        return True
+
+    # --- the worker thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while True:
+                items = [self._work.get(), *drain(self._work, BATCH_ITEMS - 1)]
+                if not self._handle_batch(items):
+                    return
+        except Exception:  # thread boundary: say so loudly; the outbox keeps the events
+            _LOGGER.exception("MQTT worker stopped by an unexpected error")
+
+    def _handle_batch(self, items: list[Work]) -> bool:
+        outgoing: list[Work | OutboxMessage] = []
+        keep_running = True
+        with self.outbox.batch():
+            for work in items:
+                if work.kind == "event":
+                    outgoing.extend(self._prepare_event(work))
+                elif work.kind == "ack":
+                    self.stats.acknowledged += 1
+                    message = self._inflight.pop(work.mid, None)
+                    if message is not None:
+                        self.outbox.remove(message.seq)
+                elif work.kind == "raw":
+                    outgoing.append(work)
+                elif work.kind == "connected":
+                    # Raw messages queued while disconnected are stale: drop them.
+                    stale = [m for m in outgoing if not isinstance(m, OutboxMessage)]
+                    self.stats.not_connected_dropped += len(stale)
+                    outgoing = [m for m in outgoing if isinstance(m, OutboxMessage)]
+                    self.connected.set()
+                    self._announce()
+                elif work.kind == "disconnected":
+                    self._requeue_inflight()
+                elif work.kind == "ha_online":
+                    self._send_discovery()
+                elif work.kind == "stop":
+                    keep_running = False
+        if self.connected.is_set():
+            for item in outgoing:
+                if isinstance(item, OutboxMessage):
+                    self._flush(upto=item.seq)
+                else:
+                    self._send(item.topic, item.payload, item.qos, item.retain)
+            self._flush()
+        else:
+            self.stats.not_connected_dropped += sum(
+                1 for m in outgoing if not isinstance(m, OutboxMessage)
+            )
+        with self._idle:
+            self._idle.notify_all()
+        return keep_running
+
+    def _prepare_event(self, work: Work) -> list[Work | OutboxMessage]:
+        with self._queued_lock:
+            self._queued -= 1
+        assert work.event is not None and work.route is not None
+        event, route = work.event, work.route
+        envelope = Envelope(id=uuid.uuid4().hex, time=round(self._clock(), 6))
+        redact = () if self.settings.publish_transcripts else route.redact
+        payload = encode_event(event, envelope, redact)
+        topic = self.topics.full(route.topic)
+        if route.retain:
+            self._retained[route.topic] = event
+        if not route.durable:
+            return [Work("raw", topic=topic, payload=payload, qos=route.qos, retain=route.retain)]
+        message, dropped = self.outbox.append(topic, payload)
+        if dropped:
+            gone = set(dropped)
+            self._unsent = deque(m for m in self._unsent if m.seq not in gone)
+            for mid in [mid for mid, m in self._inflight.items() if m.seq in gone]:
+                del self._inflight[mid]
+            self._log.report(
+                "outbox_full",
+                "MQTT outbox is full (%d): dropped the %d oldest event(s), %d dropped in all",
+                self.outbox.max_messages,
+                len(dropped),
+                self.outbox.dropped_total,
+            )
+        self._unsent.append(message)
+        return [message]
+
+    def _flush(self, upto: int | None = None) -> None:
+        while self._unsent and (upto is None or self._unsent[0].seq <= upto):
+            if not self.connected.is_set():
+                return
+            message = self._unsent[0]
+            info = self._client.publish(message.topic, message.payload, qos=1)
+            if info.rc == mqtt.MQTT_ERR_QUEUE_SIZE:
+                return
+            self._unsent.popleft()
+            self._inflight[info.mid] = message
+            self.stats.published += 1
+
+    def _requeue_inflight(self) -> None:
+        self.connected.clear()
+        if self._inflight:
+            merged = sorted([*self._inflight.values(), *self._unsent], key=lambda m: m.seq)
+            self._unsent = deque(merged)
+            self._inflight.clear()
+
+    def _send(self, topic: str, payload: bytes, qos: int, retain: bool) -> None:
+        info = self._client.publish(topic, payload, qos=qos, retain=retain)
+        if info.rc == mqtt.MQTT_ERR_SUCCESS:
+            self.stats.published += 1
+        else:
+            self.stats.not_connected_dropped += 1
+
+    def _announce(self) -> None:
+        self._send(self.topics.full(STATUS), ONLINE.encode(), 1, True)
+        self._send(self.topics.full(INFO), self.info.to_json(), 1, True)
+        for path, event in self._retained.items():
+            envelope = Envelope(id=uuid.uuid4().hex, time=round(self._clock(), 6))
+            route = self.routes[event.type_name]
+            self._send(self.topics.full(path), encode_event(event, envelope), route.qos, True)
+        self._send_discovery()
+
+    def _send_discovery(self) -> None:
+        if not self.settings.discovery:
+            return
+        for topic, payload in discovery_messages(self.topics, self.info):
+            self._send(topic, payload, 1, True)
