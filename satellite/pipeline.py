@@ -9,16 +9,13 @@ listening goes on.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol, TypeVar
 
 from .audio.chunk import AudioChunk
 from .audio.framer import Framer
 from .config import Config
-from .events import Event, StageError, StateChanged, UtteranceEnded, WakeDetected
+from .events import Event, StateChanged, UtteranceEnded, WakeDetected
 from .frontend.base import FrameFilter, VoiceActivityDetector, WakeHit, WakeWordDetector
 from .frontend.gain import AutoGain
 from .frontend.noise import PassThrough, make_noise_suppressor
@@ -27,23 +24,13 @@ from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
 from .prosody.monitor import ProsodyMonitor
 from .stt.hearing import MicHistory
+from .supervisor import Supervisor
 from .tts.events import BargeIn
 from .understanding import Understanding
 
 _LOGGER = logging.getLogger(__name__)
-#: A failing stage is logged with its traceback at most this often, s (wall clock).
-ERROR_LOG_INTERVAL_SECONDS = 30.0
 #: Why an utterance still being spoken when the input ran out ended (``end_of_input``).
 END_OF_INPUT_REASON = "end_of_input"
-
-T = TypeVar("T")
-
-
-class _Resettable(Protocol):
-    """Anything with a name and ``reset()``: what the supervisor needs of a stage."""
-
-    def reset(self) -> None:
-        """Forget all state."""
 
 
 class State(StrEnum):
@@ -132,13 +119,17 @@ class Pipeline:
         self._speaking = False
         self._mic = MicHistory()
         self._last_frame: AudioChunk | None = None
-        self._last_error_log: dict[str, float] = {}
-        self.errors_by_stage: dict[str, int] = {}
+        self._supervisor = Supervisor()
 
     @classmethod
     def from_config(cls, config: Config, continuous: bool = False) -> Pipeline:
         """Build the stages from configuration."""
         return cls(build_stages(config, continuous))
+
+    @property
+    def errors_by_stage(self) -> dict[str, int]:
+        """How often each stage has failed."""
+        return self._supervisor.errors_by_stage
 
     @property
     def state(self) -> State:
@@ -190,7 +181,7 @@ class Pipeline:
             return events
         if recorder.phase is Phase.IN_SPEECH:
             no_events: list[Event] = []
-            ended = self._guard(
+            ended = self._supervisor.guard(
                 recorder,
                 lambda f: recorder.end_now(f.end_seconds, END_OF_INPUT_REASON),
                 last,
@@ -234,15 +225,15 @@ class Pipeline:
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
         self._last_frame = frame
-        clean = self._guard(s.noise, s.noise.process, frame, frame, events)
+        clean = self._supervisor.guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
             self._mic.add(frame, clean)  # what the recognizer hears (before the gain)
         # The wake word model normalises its own features (PCAN); it hears better before
         # our gain stage than after it, so it listens to the denoised, ungained audio.
         hit: WakeHit | None = None
         if s.wake is not None:
-            hit = self._guard(s.wake, s.wake.process, clean, None, events)
-        clean = self._guard(s.gain, s.gain.process, clean, clean, events)
+            hit = self._supervisor.guard(s.wake, s.wake.process, clean, None, events)
+        clean = self._supervisor.guard(s.gain, s.gain.process, clean, clean, events)
 
         if hit is not None and s.recorder.following_on:
             self._start_over(hit, clean, events)
@@ -262,7 +253,7 @@ class Pipeline:
             return
         if self._speaking:
             return  # the satellite's own voice: not for the VAD or the recorder
-        probability = self._guard(s.vad, s.vad.process, clean, 0.0, events)
+        probability = self._supervisor.guard(s.vad, s.vad.process, clean, 0.0, events)
         self._record(clean, probability, events)
 
     def _start_over(self, hit: WakeHit, frame: AudioChunk, events: list[Event]) -> None:
@@ -272,7 +263,9 @@ class Pipeline:
         self.stages.recorder.remember(frame)
         understanding = self.stages.understanding
         if understanding is not None:
-            self._guard(understanding, lambda _f: understanding.reset(), frame, None, events)
+            self._supervisor.guard(
+                understanding, lambda _f: understanding.reset(), frame, None, events
+            )
         self._on_wake(hit, events)
 
     def _on_wake(self, hit: WakeHit, events: list[Event]) -> None:
@@ -289,15 +282,15 @@ class Pipeline:
         s.vad.reset()
         warm_up, search = s.recorder.start_after_wake(hit.timestamp_seconds)
         for past in warm_up:
-            self._guard(s.vad, s.vad.process, past, 0.0, events)
+            self._supervisor.guard(s.vad, s.vad.process, past, 0.0, events)
         for past in search:
-            probability = self._guard(s.vad, s.vad.process, past, 0.0, events)
+            probability = self._supervisor.guard(s.vad, s.vad.process, past, 0.0, events)
             self._record(past, probability, events)
 
     def _record(self, frame: AudioChunk, probability: float, events: list[Event]) -> None:
         recorder = self.stages.recorder
         no_events: list[Event] = []
-        new = self._guard(
+        new = self._supervisor.guard(
             recorder, lambda f: recorder.update(f, probability), frame, no_events, events
         )
         self._settle(frame, new, events)
@@ -309,7 +302,7 @@ class Pipeline:
         no_events: list[Event] = []
         understanding = self.stages.understanding
         if understanding is not None:
-            new = new + self._guard(
+            new = new + self._supervisor.guard(
                 understanding,
                 lambda f: understanding.observe(f, new, recorder, self._mic),
                 frame,
@@ -335,7 +328,7 @@ class Pipeline:
         events: list[Event],
     ) -> list[Event]:
         no_events: list[Event] = []
-        return self._guard(
+        return self._supervisor.guard(
             prosody, lambda _frame: prosody.process(utterance), frame, no_events, events
         )
 
@@ -347,38 +340,3 @@ class Pipeline:
                 )
             )
             self._state = state
-
-    # --- supervisor -------------------------------------------------------------------
-
-    def _guard(
-        self,
-        stage: _Resettable,
-        call: Callable[[AudioChunk], T],
-        frame: AudioChunk,
-        fallback: T,
-        events: list[Event],
-    ) -> T:
-        try:
-            return call(frame)
-        except Exception as err:
-            name = getattr(stage, "name", type(stage).__name__)
-            self.errors_by_stage[name] = self.errors_by_stage.get(name, 0) + 1
-            now = time.monotonic()
-            if now - self._last_error_log.get(name, -1e9) >= ERROR_LOG_INTERVAL_SECONDS:
-                self._last_error_log[name] = now
-                _LOGGER.exception(
-                    "Stage %s failed (%d so far); resetting it", name, self.errors_by_stage[name]
-                )
-            events.append(
-                StageError(
-                    timestamp_seconds=round(frame.timestamp_seconds, 3),
-                    stage=name,
-                    error=type(err).__name__,
-                    message=str(err),
-                )
-            )
-            try:
-                stage.reset()
-            except Exception:
-                _LOGGER.exception("Stage %s also failed to reset", name)
-            return fallback
