@@ -1,7 +1,7 @@
-"""Syllable nuclei from the sound alone (no speech recognition), numpy/scipy.
+"""Syllable nuclei from the sound alone (no speech recognition), numpy only.
 
 The recipe follows de Jong & Wempe (2009): an intensity contour (10 ms hop), peaks that
-stand out from the dips on both sides (scipy's *prominence*), above a loudness floor,
+stand out from the dips on both sides (*prominence*), above a loudness floor,
 kept only where the signal is voiced (normalised autocorrelation at a pitch lag). Three
 changes, each measured on synthetic speech with known syllables (see bench/prosody.py):
 
@@ -15,7 +15,9 @@ changes, each measured on synthetic speech with known syllables (see bench/proso
 * Speech start, end and pauses come from the whole-band (100-4000 Hz) contour with a
   fixed 25 ms window; a pause is a quiet run of at least 150 ms.
 
-The count is raw: :mod:`satellite.prosody.rate` applies the calibration.
+The count is raw: :mod:`satellite.prosody.rate` applies the calibration. The signal
+processing is scipy's, redone in numpy by :mod:`satellite.prosody.dsp` (importing scipy
+would cost the satellite ~70 MB and ~1 s of start-up).
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import signal
 
 from ..audio.chunk import AudioChunk, resample, to_float_mono
+from . import dsp
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -43,6 +45,42 @@ _HOP = int(ANALYSIS_RATE_HZ * HOP_SECONDS)
 NUCLEUS_BAND_HZ = (300.0, 900.0)
 #: Band for speech start, end and pauses, Hz.
 SPEECH_BAND_HZ = (100.0, 4000.0)
+#: The two band-passes: 4th-order Butterworth as second-order sections, i.e.
+#: ``scipy.signal.butter(4, band, btype="bandpass", fs=ANALYSIS_RATE_HZ, output="sos")``
+#: (tests/test_prosody_dsp.py checks them against scipy, and prints them anew if a band
+#: changes).
+BAND_SOS: dict[tuple[float, float], tuple[dsp.Section, ...]] = {
+    NUCLEUS_BAND_HZ: (
+        (
+            0.00014412022407538335,
+            0.0002882404481507667,
+            0.00014412022407538335,
+            1.0,
+            -1.6994300445477413,
+            0.7605189168179212,
+        ),
+        (1.0, 2.0, 1.0, 1.0, -1.8252606305804755, 0.8483365778889087),
+        (1.0, -2.0, 1.0, 1.0, -1.766937437891802, 0.8764937134483678),
+        (1.0, -2.0, 1.0, 1.0, -1.9394195490706143, 0.9537790811163092),
+    ),
+    SPEECH_BAND_HZ: (
+        (
+            0.08679701402407393,
+            0.17359402804814786,
+            0.08679701402407393,
+            1.0,
+            -0.0357195674492841,
+            0.04304659511835309,
+        ),
+        (1.0, 2.0, 1.0, 1.0, -0.007889589358168504, 0.4600097051351965),
+        (1.0, -2.0, 1.0, 1.0, -1.9264989798354915, 0.928090845489262),
+        (1.0, -2.0, 1.0, 1.0, -1.9696854398007289, 0.9712216878107379),
+    ),
+}
+#: The band-passes are applied as FIR filters, their impulse responses cut after this many
+#: samples (128 ms): the energy left out is below 1e-24 of the whole (the slowest, the
+#: 100 Hz edge, needs ~1800), so the outputs are sosfilt's to ~1e-13 of the signal's scale.
+IMPULSE_SAMPLES = 2048
 #: First-pass smoothing window, ms (Gaussian, standard deviation window/2.5).
 FIRST_WINDOW_MS = 25.0
 #: Syllable rate at which the second pass keeps the first window, syllables/s.
@@ -126,8 +164,9 @@ def analyse(
     empty = AcousticAnalysis((), 0.0, 0.0, 0.0, clipped, 0.0, FIRST_WINDOW_MS)
     if len(x) < 4 * _HOP:
         return empty
-    nucleus_power = _band(x, NUCLEUS_BAND_HZ) ** 2
-    speech_db = _contour(_band(x, SPEECH_BAND_HZ) ** 2, FIRST_WINDOW_MS)
+    nucleus, speech = band_passes(x, (NUCLEUS_BAND_HZ, SPEECH_BAND_HZ))
+    nucleus_power = nucleus**2
+    speech_db = _contour(speech**2, FIRST_WINDOW_MS)
     limits = (
         (0, len(speech_db))
         if within is None
@@ -166,29 +205,27 @@ def analyse(
 
 
 @functools.lru_cache(maxsize=4)
-def _sos(low_hz: float, high_hz: float) -> Float:
-    sos: Float = signal.butter(
-        4, (low_hz, high_hz), btype="bandpass", fs=ANALYSIS_RATE_HZ, output="sos"
-    )
-    return sos
+def _band_filters(bands: tuple[tuple[float, float], ...]) -> dsp.FirFilters:
+    """The band-passes as FIR filters (their impulse responses take a few ms, once)."""
+    return dsp.FirFilters([dsp.sos_impulse_response(BAND_SOS[b], IMPULSE_SAMPLES) for b in bands])
 
 
-def _band(x: Float, band: tuple[float, float]) -> Float:
-    out: Float = signal.sosfilt(_sos(*band), x)
-    return out
+def band_passes(x: Float, bands: tuple[tuple[float, float], ...]) -> Float:
+    """``x`` through each band of BAND_SOS, a row each (as ``scipy.signal.sosfilt``)."""
+    return _band_filters(bands)(x)
 
 
 @functools.lru_cache(maxsize=16)
 def _window(window_ms: float) -> Float:
     half = int(ANALYSIS_RATE_HZ * window_ms / 1000.0)
-    win: Float = signal.windows.gaussian(2 * half, std=half / 2.5)
+    win = dsp.gaussian(2 * half, std=half / 2.5)
     out: Float = win / win.sum()
     return out
 
 
 def _contour(power: Float, window_ms: float) -> Float:
     """Smoothed power in dB re full scale, one value per 10 ms hop."""
-    smooth = signal.fftconvolve(power, _window(round(window_ms, 1)), mode="same")
+    smooth = dsp.fftconvolve_same(power, _window(round(window_ms, 1)))
     frames = smooth[_HOP // 2 :: _HOP]
     out: Float = 10.0 * np.log10(np.maximum(frames, 1e-12))
     return out
@@ -216,8 +253,7 @@ def _peaks(x: Float, db: Float) -> npt.NDArray[np.intp]:
     """Voiced contour peaks (frame indices)."""
     top = float(np.percentile(db, 99))
     height = max(top - PEAK_RANGE_DB, float(np.percentile(db, 5)) + NOISE_MARGIN_DB, MIN_PEAK_DBFS)
-    found: npt.NDArray[np.intp] = signal.find_peaks(db, height=height, prominence=MIN_DIP_DB)[0]
-    peaks = found
+    peaks = dsp.find_peaks(db, height=height, prominence=MIN_DIP_DB)
     if not len(peaks):
         return peaks
     voiced: npt.NDArray[np.intp] = peaks[_voicing(x, peaks * _HOP + _HOP // 2) >= VOICING_THRESHOLD]
