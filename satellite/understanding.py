@@ -30,8 +30,8 @@ from .config import Config, SttSettings
 from .dialogue import Dialogue
 from .events import Event, SpeechStarted, UtteranceEnded
 from .frontend.recorder import Phase, UtteranceRecorder
+from .nlu import trust
 from .nlu.events import IntentRecognized, Transcript
-from .nlu.intents import CARE_INTENTS, DEVICE_ACTION_INTENTS
 from .nlu.llm import LlmFallback
 from .nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
@@ -39,6 +39,7 @@ from .stt.base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResul
 from .stt.hearing import MicHistory, hear_denoised, snr_db
 from .stt.lexicon import pocketsphinx_model_dir
 from .stt.sphinx import OpenTranscriber
+from .timing import ms_since
 
 _LOGGER = logging.getLogger(__name__)
 EARLY_ENDPOINT_REASON = "early_endpoint"
@@ -215,10 +216,10 @@ class Understanding:
         started = time.perf_counter()
         self._judge_loudness(utterance.timestamp_seconds)
         stt = self.recognizer.finish()
-        report.timings_ms["stt_finish"] = _ms_since(started)
+        report.timings_ms["stt_finish"] = ms_since(started)
         started = time.perf_counter()
         self._read(stt)
-        report.timings_ms["nlu"] = _ms_since(started)
+        report.timings_ms["nlu"] = ms_since(started)
         heard_until = min(
             utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
         )
@@ -366,7 +367,7 @@ class Understanding:
             return None
         started = time.perf_counter()
         again = self.recognizer.search_own_mean(frames)
-        self._again = (stt, again, _ms_since(started))
+        self._again = (stt, again, ms_since(started))
         return again
 
     def _search(self, first: float, frames: list[AudioChunk], context: AudioChunk | None) -> None:
@@ -375,55 +376,21 @@ class Understanding:
         for frame in frames:
             self.recognizer.process(frame)
 
-    def _needed_score(self, result: IntentResult, shift: float = 0.0) -> float:
-        """The grammar-vs-phone-loop score an intent needs to be believed.
-
-        Noise raises the score of every utterance, in domain or not, so a loud room
-        (``loud``) asks more; a device action heard wrongly does something in the
-        home, so it asks more than anything else. Home Assistant's questions, timers
-        and never mind ask more than our care intents: speech from outside the domain
-        fits their many loose sentences more easily (of 22 requests for help phrased
-        freely, 6 in eSpeak voices came out as state questions, with 1.8-4.2 more score
-        than a care intent needs; the state questions of the command set had 12.7 or
-        more), and a call for help heard wrongly costs a false alarm, missed a nurse.
-        """
-        need = self.settings.rejection_threshold + shift
-        if self.loud:
-            need += self.settings.loud_shift
-        if result.intent in DEVICE_ACTION_INTENTS:
-            need += self.settings.device_margin
-        elif result.intent not in CARE_INTENTS:
-            need += self.settings.home_margin
-        return need
-
     def _trusted(
         self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
     ) -> bool:
-        """In the domain: a whole sentence of the grammar, understood by the templates,
-        scored well enough against the phone loop (engines without a score: as they
-        say) and, for a device action in a loud room, heard the same the other way."""
-        if not stt.in_grammar or result.intent is None:
+        """Scored well enough in the domain and, where it must, heard the same the other
+        way."""
+        if not trust.scored_enough(stt, result, self.loud, self.settings, shift):
             return False
-        need = self._needed_score(result, shift)
-        if stt.score_per_frame is not None and stt.score_per_frame < need:
-            return False
-        if not (
-            self.loud and self.settings.agree_when_loud and result.intent in DEVICE_ACTION_INTENTS
-        ):
+        if not trust.must_agree(result, self.loud, self.settings):
             return True
         return self._hearings_agree(stt, result, heard_until)
 
     def _hearings_agree(self, stt: SttResult, result: IntentResult, heard_until: float) -> bool:
         """Whether the utterance heard the other way (raw if it was heard denoised, and
-        the other way round) gives the same intent and slots.
-
-        In loud noise a grammar search makes some command out of almost anything, with
-        scores as good as a right one's: at 10 dB white noise, 11 of 62 commands in
-        voices the thresholds were not tuned on became a wrong device action. The two
-        hearings err differently, so a wrong action rarely comes out of both. When the
-        recognizer cannot search again or the history no longer holds the utterance,
-        the first hearing decides.
-        """
+        the other way round) gives the same request. When the recognizer cannot search
+        again or the history no longer holds the utterance, the first hearing decides."""
         if self._second is not None and self._second[0] is stt:
             return self._second[2]
         heard = self._utterance_audio(heard_until, not self.denoised)
@@ -432,8 +399,8 @@ class Understanding:
         started = time.perf_counter()
         other = self.recognizer.search_whole(*heard)
         reading = self.templates.recognize(other.text) if other.text else IntentResult(None)
-        agreed = (reading.intent, reading.slots) == (result.intent, result.slots)
-        self._second = (stt, other, agreed, _ms_since(started))
+        agreed = trust.same_request(reading, result)
+        self._second = (stt, other, agreed, ms_since(started))
         if not agreed:
             _LOGGER.info(
                 "Loud room: %r heard the other way as %r; no device action", stt.text, other.text
@@ -441,9 +408,8 @@ class Understanding:
         return agreed
 
     def _confidence(self, stt: SttResult, result: IntentResult, shift: float = 0.0) -> float:
-        if stt.score_per_frame is None:
-            return stt.confidence
-        return confidence(stt.score_per_frame - self._needed_score(result, shift))
+        margin = trust.score_margin(stt, result, self.loud, self.settings, shift)
+        return stt.confidence if margin is None else confidence(margin)
 
     def _fallback(self, audio: AudioChunk, report: UtteranceReport) -> IntentResult:
         """In the worker: free transcription, then the LLM (no timeout: we are in it)."""
@@ -454,10 +420,10 @@ class Understanding:
             if self.open_transcribe
             else (report.stt.text if report.stt else "")
         )
-        report.timings_ms["open_stt"] = _ms_since(started)
+        report.timings_ms["open_stt"] = ms_since(started)
         started = time.perf_counter()
         result = self.fallback.classify_now(text)
-        report.timings_ms["llm"] = _ms_since(started)
+        report.timings_ms["llm"] = ms_since(started)
         return result
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
@@ -503,19 +469,12 @@ class Understanding:
         return events
 
     def _said_before(self, utterance_id: str, result: IntentResult) -> bool:
-        """Whether a follow-on is to be let pass without a word: not understood, or
-        understood as the utterance it went on from (already answered)."""
+        """Whether a follow-on is to be let pass without a word (see ``trust.let_pass``)."""
         before = self._follow_ons.pop(utterance_id, None)
         if before is None:
             return False
-        if result.intent is None:
-            return True
         report = self.reports.get(before)
-        previous = report.intent if report is not None else None
-        return previous is not None and (previous.intent, previous.slots) == (
-            result.intent,
-            result.slots,
-        )
+        return trust.let_pass(result, report.intent if report is not None else None)
 
     def replace_recognizer(
         self, recognizer: SpeechRecognizer, templates: TemplateRecognizer
@@ -549,10 +508,6 @@ def _words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:
     """
     latest = speech_end_seconds - WORD_IN_SPEECH_SECONDS
     return bool(heard.words) and all(w.start_seconds < latest for w in heard.words)
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000.0, 2)
 
 
 def build_understanding(
