@@ -18,7 +18,6 @@ was (the person only went on after a pause: that was already done).
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import logging
 import time
@@ -32,8 +31,9 @@ from .events import Event, SpeechStarted, UtteranceEnded
 from .frontend.recorder import Phase, UtteranceRecorder
 from .nlu import trust
 from .nlu.events import IntentRecognized, Transcript
+from .nlu.fallback import FallbackJobs
 from .nlu.llm import LlmFallback
-from .nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
+from .nlu.recognizer import IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
 from .stt.base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResult, confidence
 from .stt.hearing import MicHistory, hear_denoised, snr_db
@@ -97,8 +97,7 @@ class Understanding:
     ) -> None:
         self.recognizer = recognizer
         self.templates = templates
-        self.fallback = fallback
-        self.open_transcribe = open_transcribe
+        self.jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
         self.dialogue = dialogue
         self.settings = settings or SttSettings()
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
@@ -115,7 +114,6 @@ class Understanding:
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
         self.reports: dict[str, UtteranceReport] = {}
-        self._pending: dict[str, concurrent.futures.Future[IntentResult]] = {}
         #: Follow-on utterances not yet concluded, and the utterance each went on from.
         self._follow_ons: dict[str, str] = {}
         self._checked_silence = False
@@ -126,6 +124,11 @@ class Understanding:
         self._second: tuple[SttResult, SttResult | None, bool, float] | None = None
         #: The last streaming result searched again from its own mean: (it, that, ms).
         self._again: tuple[SttResult, SttResult, float] | None = None
+
+    @property
+    def fallback(self) -> LlmFallback | None:
+        """The LLM that out-of-domain utterances go to, if any."""
+        return self.jobs.fallback if self.jobs is not None else None
 
     def observe(
         self,
@@ -257,11 +260,8 @@ class Understanding:
                 result.intent, result.slots, stt.confidence, result.source, result.text
             )
             return events + self._conclude(utterance.utterance_id, result, now)
-        audio = utterance.audio
-        if self.fallback is not None and audio is not None:
-            self._pending[utterance.utterance_id] = self.fallback.submit_job(
-                lambda: self._fallback(audio, report)
-            )
+        if self.jobs is not None and utterance.audio is not None:
+            self.jobs.submit(utterance.utterance_id, utterance.audio, stt.text, report.timings_ms)
             return events
         return events + self._conclude(
             utterance.utterance_id, IntentResult(None, text=stt.text), now
@@ -411,39 +411,12 @@ class Understanding:
         margin = trust.score_margin(stt, result, self.loud, self.settings, shift)
         return stt.confidence if margin is None else confidence(margin)
 
-    def _fallback(self, audio: AudioChunk, report: UtteranceReport) -> IntentResult:
-        """In the worker: free transcription, then the LLM (no timeout: we are in it)."""
-        assert self.fallback is not None
-        started = time.perf_counter()
-        text = (
-            self.open_transcribe(audio)
-            if self.open_transcribe
-            else (report.stt.text if report.stt else "")
-        )
-        report.timings_ms["open_stt"] = ms_since(started)
-        started = time.perf_counter()
-        result = self.fallback.classify_now(text)
-        report.timings_ms["llm"] = ms_since(started)
-        return result
-
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Collect fallback results that are ready (waiting up to ``wait_seconds``)."""
         events: list[Event] = []
-        deadline = time.monotonic() + wait_seconds
-        for utterance_id, future in list(self._pending.items()):
-            timeout = max(0.0, deadline - time.monotonic())
-            try:
-                result = future.result(timeout=timeout)
-            except concurrent.futures.TimeoutError:
-                if wait_seconds <= 0:
-                    continue
-                result = IntentResult(None, source=SOURCE_LLM)
-                _LOGGER.warning("Fallback for %s did not finish in time", utterance_id)
-            except Exception:
-                _LOGGER.exception("Fallback for %s failed", utterance_id)
-                result = IntentResult(None, source=SOURCE_LLM)
-            del self._pending[utterance_id]
-            events.extend(self._conclude(utterance_id, result, now_seconds))
+        if self.jobs is not None:
+            for utterance_id, result in self.jobs.collect(wait_seconds):
+                events.extend(self._conclude(utterance_id, result, now_seconds))
         if self.dialogue is not None:
             events.extend(self.dialogue.tick(now_seconds))
         return events
@@ -495,8 +468,8 @@ class Understanding:
         self.recognizer.reset()
         self._listening = False
         self._checked_silence = False
-        for dropped in set(self._follow_ons) - set(self._pending):  # will not conclude
-            del self._follow_ons[dropped]
+        for dropped in [u for u in self._follow_ons if self.jobs is None or u not in self.jobs]:
+            del self._follow_ons[dropped]  # will not conclude
 
 
 def _words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:
