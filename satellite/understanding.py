@@ -35,30 +35,18 @@ from .nlu.fallback import FallbackJobs
 from .nlu.llm import LlmFallback
 from .nlu.recognizer import IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
-from .stt.base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResult, confidence
-from .stt.hearing import MicHistory, hear_denoised, snr_db
+from .stt.base import SpeechRecognizer, SttResult, confidence
+from .stt.hearing import MicHistory
 from .stt.lexicon import pocketsphinx_model_dir
+from .stt.session import HearingSession, SearchAside, words_in_speech
 from .stt.sphinx import OpenTranscriber
 from .timing import ms_since
 
 _LOGGER = logging.getLogger(__name__)
 EARLY_ENDPOINT_REASON = "early_endpoint"
-#: A word heard at a pause must begin this long before the speech ended, s.
-WORD_IN_SPEECH_SECONDS = 0.05
-#: Audio before the command (the wake word) the recognizer adapts to, s.
-CONTEXT_SECONDS = 1.5
-#: At most this much of an utterance's microphone audio judges the room's loudness
-#: again when it is decided, s.
-LOUDNESS_SECONDS = 3.0
-#: How long before the frame that started an utterance its speech began, at most, s.
-SPEECH_ONSET_SECONDS = 0.1
 #: Silence after the speech that a second hearing searches, s (the search reaches the
 #: grammar's end within it; more only costs time).
 SECOND_HEARING_TAIL_SECONDS = 0.3
-#: Utterances longer than this are not searched again from their own mean, s. Commands
-#: are short, and the search holds up the frame loop for about a tenth of the length on
-#: one x86 core (perhaps a third of it on a Pi 4): the capture queue (2 s) must absorb it.
-OWN_MEAN_MAX_SECONDS = 4.0
 #: Reports kept, of the latest utterances.
 REPORTS_KEPT = 64
 
@@ -95,22 +83,12 @@ class Understanding:
         dialogue: Dialogue | None = None,
         settings: SttSettings | None = None,
     ) -> None:
-        self.recognizer = recognizer
+        self.settings = settings or SttSettings()
+        self.hearing = HearingSession(recognizer, self.settings)
         self.templates = templates
         self.jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
         self.dialogue = dialogue
-        self.settings = settings or SttSettings()
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
-        #: Whether the utterance in progress is heard denoised (a loud room at its start).
-        self.denoised = False
-        #: Whether the room is loud: judged at the start, and again over the last seconds
-        #: of microphone audio when the utterance is decided (the noise may have come up,
-        #: or the wake word been louder than the command).
-        self.loud = False
-        self._mic: MicHistory | None = None
-        self._speech_seconds = 0.0
-        self._first_seconds = 0.0
-        self._with_context = False
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
         self.reports: dict[str, UtteranceReport] = {}
@@ -123,12 +101,32 @@ class Understanding:
         #: The last result heard the other way too: (it, the other hearing, agreed, ms).
         self._second: tuple[SttResult, SttResult | None, bool, float] | None = None
         #: The last streaming result searched again from its own mean: (it, that, ms).
-        self._again: tuple[SttResult, SttResult, float] | None = None
+        self._again: tuple[SttResult, SearchAside] | None = None
+
+    @property
+    def recognizer(self) -> SpeechRecognizer:
+        """The recognizer that hears the utterances (see ``replace_recognizer``)."""
+        return self.hearing.recognizer
 
     @property
     def fallback(self) -> LlmFallback | None:
         """The LLM that out-of-domain utterances go to, if any."""
         return self.jobs.fallback if self.jobs is not None else None
+
+    @property
+    def loud(self) -> bool:
+        """Whether the room of the utterance in progress (or the last one) is loud."""
+        return self.hearing.loud
+
+    @property
+    def denoised(self) -> bool:
+        """Whether the utterance in progress (or the last one) is heard denoised."""
+        return self.hearing.denoised
+
+    @property
+    def open_follow_ons(self) -> frozenset[str]:
+        """The follow-on utterances not yet concluded."""
+        return frozenset(self._follow_ons)
 
     def observe(
         self,
@@ -137,53 +135,23 @@ class Understanding:
         recorder: UtteranceRecorder,
         mic: MicHistory | None = None,
     ) -> list[Event]:
-        """Called for every frame the recorder saw, with the events it just produced.
-
-        The recognizer hears the microphone as it was, or denoised in a loud room
-        (see stt/hearing.py), never the gained audio: the gain moves while it speaks.
-        """
+        """Called for every frame the recorder saw, with the events it just produced."""
         out: list[Event] = []
         started = [e for e in new_events if isinstance(e, SpeechStarted)]
         if started:
-            self._start(frame, recorder, mic)
+            self.hearing.start(frame, recorder.frames, recorder.continuous, mic)
+            self._listening = True
+            self._checked_silence = False
             if recorder.following_on:  # it went on from the utterance reported last
                 self._follow_ons[started[-1].utterance_id] = next(reversed(self.reports), "")
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
-            self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
+            self.hearing.hear(frame, mic)
             out.extend(self._maybe_end_early(frame, recorder))
         for event in [*new_events, *out]:
             if isinstance(event, UtteranceEnded) and self._listening:
                 self._listening = False
-                out.extend(self._understand(event))
+                out.extend(self.understand(event))
         return out
-
-    def _start(
-        self, frame: AudioChunk, recorder: UtteranceRecorder, mic: MicHistory | None
-    ) -> None:
-        frames = recorder.frames
-        first = frames[0].timestamp_seconds if frames else frame.timestamp_seconds
-        context = None
-        self.denoised = False
-        self._mic = mic
-        self._first_seconds = first
-        self._with_context = not recorder.continuous
-        # from where the speech was heard (the pre-roll may hold the wake word's end)
-        self._speech_seconds = frame.timestamp_seconds - SPEECH_ONSET_SECONDS
-        if mic is not None:
-            before = mic.before(first, CONTEXT_SECONDS)
-            heard = b"".join(mic.get(f).samples for f in frames)
-            self.denoised = hear_denoised(
-                self.settings.hearing,
-                (before.samples if before else b"") + heard,
-                self.settings.denoise_below_db,
-            )
-            frames = [mic.get(f, self.denoised) for f in frames]
-            if not recorder.continuous:
-                context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
-        self.loud = self.denoised
-        self._search(first, frames, context)
-        self._listening = True
-        self._checked_silence = False
 
     def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
         silence = recorder.quiet_since(frame.end_seconds)
@@ -199,17 +167,19 @@ class Understanding:
         ):
             return []
         self._checked_silence = True
-        self._judge_loudness(frame.end_seconds)
+        self.hearing.judge_loudness(frame.end_seconds)
         heard = self.recognizer.pause()
         if heard is None:
             return []
         margin = self.settings.early_endpoint_margin
         decided, _, trusted, _ = self._believe(heard, frame.end_seconds, margin)
-        if not trusted or not _words_in_speech(decided, frame.end_seconds - silence):
+        if not trusted or not words_in_speech(decided, frame.end_seconds - silence):
             return []
         return recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
 
-    def _understand(self, utterance: UtteranceEnded) -> list[Event]:
+    def understand(self, utterance: UtteranceEnded) -> list[Event]:
+        """Decide an utterance that has ended: what was heard (its transcript and speech
+        rate) and, at once or later through ``poll``, its intent and the reply."""
         report = UtteranceReport(
             utterance.utterance_id, utterance.start_seconds, utterance.end_seconds, utterance.reason
         )
@@ -217,7 +187,7 @@ class Understanding:
         while len(self.reports) > REPORTS_KEPT:
             del self.reports[next(iter(self.reports))]
         started = time.perf_counter()
-        self._judge_loudness(utterance.timestamp_seconds)
+        self.hearing.judge_loudness(utterance.timestamp_seconds)
         stt = self.recognizer.finish()
         report.timings_ms["stt_finish"] = ms_since(started)
         started = time.perf_counter()
@@ -232,8 +202,8 @@ class Understanding:
         )
         stt, result, trusted, shift = self._believe(stt, heard_until, margin)
         if self._again is not None and self._again[0] is streamed:
-            report.own_mean = self._again[1]
-            report.timings_ms["own_mean_search"] = self._again[2]
+            report.own_mean = self._again[1].heard
+            report.timings_ms["own_mean_search"] = self._again[1].ms
         if self._second is not None and self._second[0] is stt:
             report.second_hearing = self._second[1]
             report.timings_ms["second_hearing"] = self._second[3]
@@ -278,52 +248,6 @@ class Understanding:
         self._last_read = (stt, result)
         return result
 
-    def _judge_loudness(self, now_seconds: float) -> None:
-        """A room judged quiet at the start may prove loud over the utterance itself:
-        the noise came up, or the wake word was louder than the command. Then a search
-        that heard the raw microphone hears the utterance again, denoised (in ``auto``)."""
-        if self.loud or self._mic is None:
-            return
-        span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds)
-        heard = self._mic.before(now_seconds + 1e-3, span)
-        if heard is None or snr_db(heard.samples) >= self.settings.denoise_below_db:
-            return
-        self.loud = True
-        if self.settings.hearing == "auto" and not self.denoised:
-            self._hear_again_denoised(now_seconds)
-
-    def _hear_again_denoised(self, now_seconds: float) -> None:
-        """Search the utterance so far again, denoised (when the microphone history still
-        holds all of it)."""
-        heard = self._utterance_audio(now_seconds, denoised=True)
-        if heard is None:
-            return
-        self.denoised = True
-        self._search(self._first_seconds, *heard)
-
-    def _utterance_audio(
-        self, now_seconds: float, denoised: bool
-    ) -> tuple[list[AudioChunk], AudioChunk | None] | None:
-        """The utterance's frames so far and the context before them, raw or denoised,
-        from the microphone history (None when it no longer holds all of them)."""
-        frames = self._utterance_frames(now_seconds, denoised)
-        if frames is None or self._mic is None:
-            return None
-        context = None
-        if self._with_context:
-            context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
-        return frames, context
-
-    def _utterance_frames(self, now_seconds: float, denoised: bool) -> list[AudioChunk] | None:
-        """The utterance's frames so far, raw or denoised, from the microphone history
-        (None when it no longer holds all of them)."""
-        if self._mic is None:
-            return None
-        frames = self._mic.frames(self._first_seconds, now_seconds + 1e-3, denoised)
-        if not frames or frames[0].timestamp_seconds > self._first_seconds + 1e-3:
-            return None
-        return frames
-
     def _believe(
         self, stt: SttResult, heard_until: float, margin: float = 0.0
     ) -> tuple[SttResult, IntentResult, bool, float]:
@@ -347,34 +271,16 @@ class Understanding:
         return again, reading, True, shift
 
     def _search_own_mean(self, stt: SttResult, heard_until: float) -> SttResult | None:
-        """The utterance (heard as it was, raw or denoised) searched again from its own
-        cepstral mean, once per streaming result ``stt`` (at the pause that may end the
-        utterance early, else at its end): None when that is off, the recognizer cannot,
-        the room is loud, the utterance is too long or the history lost it.
-
-        Not in a loud room: searching noise costs more (at 10 dB white noise 0.7-0.9 s per
-        command on one x86 core against 0.45-0.6 s in quiet), and with the loud room's
-        higher needs none of 21 commands came through that way.
-        """
+        """The utterance searched again from its own mean, once per streaming result
+        ``stt`` (at the pause that may end the utterance early, else at its end): None
+        when it cannot be (see ``HearingSession.search_own_mean``)."""
         if self._again is not None and self._again[0] is stt:
-            return self._again[1]
-        if not self.settings.own_mean_retry or not isinstance(self.recognizer, SearchesOwnMean):
+            return self._again[1].heard
+        search = self.hearing.search_own_mean(heard_until)
+        if search is None:
             return None
-        if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
-            return None
-        frames = self._utterance_frames(heard_until, self.denoised)
-        if frames is None:
-            return None
-        started = time.perf_counter()
-        again = self.recognizer.search_own_mean(frames)
-        self._again = (stt, again, ms_since(started))
-        return again
-
-    def _search(self, first: float, frames: list[AudioChunk], context: AudioChunk | None) -> None:
-        """Start a search at ``first`` and feed it the frames heard since."""
-        self.recognizer.start(first, context)
-        for frame in frames:
-            self.recognizer.process(frame)
+        self._again = (stt, search)
+        return search.heard
 
     def _trusted(
         self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
@@ -393,14 +299,14 @@ class Understanding:
         again or the history no longer holds the utterance, the first hearing decides."""
         if self._second is not None and self._second[0] is stt:
             return self._second[2]
-        heard = self._utterance_audio(heard_until, not self.denoised)
-        if heard is None or not isinstance(self.recognizer, SearchesWhole):
+        search = self.hearing.search_other_way(heard_until)
+        if search is None:
             return True
         started = time.perf_counter()
-        other = self.recognizer.search_whole(*heard)
+        other = search.heard
         reading = self.templates.recognize(other.text) if other.text else IntentResult(None)
         agreed = trust.same_request(reading, result)
-        self._second = (stt, other, agreed, ms_since(started))
+        self._second = (stt, other, agreed, round(search.ms + ms_since(started), 2))
         if not agreed:
             _LOGGER.info(
                 "Loud room: %r heard the other way as %r; no device action", stt.text, other.text
@@ -459,7 +365,7 @@ class Understanding:
         if self._listening:
             return False
         self.recognizer.reset()
-        self.recognizer = recognizer
+        self.hearing.recognizer = recognizer
         self.templates = templates
         return True
 
@@ -470,17 +376,6 @@ class Understanding:
         self._checked_silence = False
         for dropped in [u for u in self._follow_ons if self.jobs is None or u not in self.jobs]:
             del self._follow_ons[dropped]  # will not conclude
-
-
-def _words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:
-    """Whether every word begins while the person was still speaking.
-
-    Paused mid-command ("set a timer for ... ten minutes"), a grammar search ended at
-    the pause completes the sentence with words laid over the silence ("... for two
-    hours"): such a sentence was not said, so the utterance must go on.
-    """
-    latest = speech_end_seconds - WORD_IN_SPEECH_SECONDS
-    return bool(heard.words) and all(w.start_seconds < latest for w in heard.words)
 
 
 def build_understanding(

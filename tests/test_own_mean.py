@@ -19,7 +19,8 @@ import pytest
 from satellite.audio.chunk import AudioChunk, join_frames
 from satellite.config import Config
 from satellite.stt.base import SttResult
-from satellite.understanding import OWN_MEAN_MAX_SECONDS, Understanding
+from satellite.stt.session import OWN_MEAN_MAX_SECONDS
+from satellite.understanding import Understanding
 from tests.fake_recognizer import Heard, decide, stage, understanding_with
 from tests.understand import sphinx_recognizer, spoken
 
@@ -90,8 +91,7 @@ def _decide(
     config = Config()
     config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, own_mean_retry=retry))
     understanding = understanding_with(recognizer, config)
-    stage(understanding, first_seconds)
-    understanding.denoised = understanding.loud = loud  # a loud room is heard denoised
+    stage(understanding, first_seconds, loud=loud, denoised=loud)  # a loud room: denoised
     transcript, intent = decide(understanding, 1.2, 1.5)
     assert transcript.in_grammar is (intent.intent is not None)
     return intent.intent, understanding

@@ -221,7 +221,7 @@ def test_score_needed_depends_on_the_intent_and_the_room(
     text: str, score: float, loud: bool, believed: bool
 ) -> None:
     understanding = understanding_with(Heard(text, score))
-    understanding.loud = loud
+    understanding.hearing.take_up(None, 0.0, loud=loud)
     transcript, intent = decide(understanding, 1.0, 1.0)
     assert transcript.in_grammar is believed
     assert (intent.intent is not None) is believed
