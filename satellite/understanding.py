@@ -14,17 +14,22 @@ of that one: see frontend/recorder.py) needs ``follow_on_margin`` more score, as
 grammar lays words over the pause inside it. It gets no reply when it is not understood
 (it may not have been meant for the satellite) or understood as the utterance before it
 was (the person only went on after a pause: that was already done).
+
+The parts: stt/session.py hears the utterance and judges its room, belief.py decides
+whether a result is believed (by the rules in nlu/trust.py) and nlu/fallback.py keeps the
+fallback's jobs. ``Understanding`` drives them from the recorder's events, reports each
+utterance and answers through the dialogue.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .audio.chunk import AudioChunk
+from .belief import Belief
 from .config import Config, SttSettings
 from .dialogue import Dialogue
 from .events import Event, SpeechStarted, UtteranceEnded
@@ -35,14 +40,13 @@ from .nlu.fallback import FallbackJobs
 from .nlu.llm import LlmFallback
 from .nlu.recognizer import IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
-from .stt.base import SpeechRecognizer, SttResult, confidence
+from .stt.base import SpeechRecognizer, SttResult
 from .stt.hearing import MicHistory
 from .stt.lexicon import pocketsphinx_model_dir
-from .stt.session import HearingSession, SearchAside, words_in_speech
+from .stt.session import HearingSession, words_in_speech
 from .stt.sphinx import OpenTranscriber
 from .timing import ms_since
 
-_LOGGER = logging.getLogger(__name__)
 EARLY_ENDPOINT_REASON = "early_endpoint"
 #: Silence after the speech that a second hearing searches, s (the search reaches the
 #: grammar's end within it; more only costs time).
@@ -85,7 +89,7 @@ class Understanding:
     ) -> None:
         self.settings = settings or SttSettings()
         self.hearing = HearingSession(recognizer, self.settings)
-        self.templates = templates
+        self.belief = Belief(self.hearing, templates, self.settings)
         self.jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
         self.dialogue = dialogue
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
@@ -96,17 +100,16 @@ class Understanding:
         self._follow_ons: dict[str, str] = {}
         self._checked_silence = False
         self._listening = False
-        #: The last grammar result the templates read, and what they made of it.
-        self._last_read: tuple[SttResult, IntentResult] | None = None
-        #: The last result heard the other way too: (it, the other hearing, agreed, ms).
-        self._second: tuple[SttResult, SttResult | None, bool, float] | None = None
-        #: The last streaming result searched again from its own mean: (it, that, ms).
-        self._again: tuple[SttResult, SearchAside] | None = None
 
     @property
     def recognizer(self) -> SpeechRecognizer:
         """The recognizer that hears the utterances (see ``replace_recognizer``)."""
         return self.hearing.recognizer
+
+    @property
+    def templates(self) -> TemplateRecognizer:
+        """The templates that read the recognizer's results."""
+        return self.belief.templates
 
     @property
     def fallback(self) -> LlmFallback | None:
@@ -140,6 +143,7 @@ class Understanding:
         started = [e for e in new_events if isinstance(e, SpeechStarted)]
         if started:
             self.hearing.start(frame, recorder.frames, recorder.continuous, mic)
+            self.belief.begin()
             self._listening = True
             self._checked_silence = False
             if recorder.following_on:  # it went on from the utterance reported last
@@ -172,8 +176,8 @@ class Understanding:
         if heard is None:
             return []
         margin = self.settings.early_endpoint_margin
-        decided, _, trusted, _ = self._believe(heard, frame.end_seconds, margin)
-        if not trusted or not words_in_speech(decided, frame.end_seconds - silence):
+        believed = self.belief.believe(heard, frame.end_seconds, margin)
+        if not believed.trusted or not words_in_speech(believed.stt, frame.end_seconds - silence):
             return []
         return recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
 
@@ -188,27 +192,20 @@ class Understanding:
             del self.reports[next(iter(self.reports))]
         started = time.perf_counter()
         self.hearing.judge_loudness(utterance.timestamp_seconds)
-        stt = self.recognizer.finish()
+        streamed = self.recognizer.finish()
         report.timings_ms["stt_finish"] = ms_since(started)
         started = time.perf_counter()
-        self._read(stt)
+        self.belief.read(streamed)
         report.timings_ms["nlu"] = ms_since(started)
         heard_until = min(
             utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
         )
-        streamed = stt
-        margin = (
-            self.settings.follow_on_margin if utterance.utterance_id in self._follow_ons else 0.0
-        )
-        stt, result, trusted, shift = self._believe(stt, heard_until, margin)
-        if self._again is not None and self._again[0] is streamed:
-            report.own_mean = self._again[1].heard
-            report.timings_ms["own_mean_search"] = self._again[1].ms
-        if self._second is not None and self._second[0] is stt:
-            report.second_hearing = self._second[1]
-            report.timings_ms["second_hearing"] = self._second[3]
+        following_on = utterance.utterance_id in self._follow_ons
+        margin = self.settings.follow_on_margin if following_on else 0.0
+        believed = self.belief.believe(streamed, heard_until, margin)
+        self._note_searches(report, streamed, believed.stt)
         stt = dataclasses.replace(
-            stt, in_grammar=trusted, confidence=self._confidence(stt, result, shift)
+            believed.stt, in_grammar=believed.trusted, confidence=self.belief.confidence(believed)
         )
         report.stt = stt
         now = utterance.timestamp_seconds
@@ -225,7 +222,8 @@ class Understanding:
             # Words from a grammar forced onto out-of-domain speech are not trusted.
             words = stt.words if stt.in_grammar else None
             events.extend(self.prosody.process(utterance, words=words))
-        if trusted and result.intent is not None:
+        result = believed.result
+        if believed.trusted and result.intent is not None:
             result = IntentResult(
                 result.intent, result.slots, stt.confidence, result.source, result.text
             )
@@ -237,85 +235,16 @@ class Understanding:
             utterance.utterance_id, IntentResult(None, text=stt.text), now
         )
 
-    def _read(self, stt: SttResult) -> IntentResult:
-        """What the templates make of a grammar result; a result read at the pause that
-        ended the utterance is not read again at its end."""
-        if not stt.in_grammar:
-            return IntentResult(None)
-        if self._last_read is not None and self._last_read[0] is stt:
-            return self._last_read[1]
-        result = self.templates.recognize(stt.text)
-        self._last_read = (stt, result)
-        return result
-
-    def _believe(
-        self, stt: SttResult, heard_until: float, margin: float = 0.0
-    ) -> tuple[SttResult, IntentResult, bool, float]:
-        """What a streaming result heard up to ``heard_until`` comes to: the result that
-        decides, what the templates make of it, whether it is trusted (with ``margin``
-        more score than usual), and the extra score it was asked for. A streaming result
-        not trusted gives way to the utterance searched again from its own mean, if that
-        is trusted."""
-        result = self._read(stt)
-        if self._trusted(stt, result, heard_until, margin):
-            return stt, result, True, margin
-        if margin and self._trusted(stt, result, heard_until):
-            return stt, result, False, 0.0  # believed, but not by the margin
-        again = self._search_own_mean(stt, heard_until)
-        if again is None or not again.in_grammar:
-            return stt, result, False, 0.0
-        reading = self.templates.recognize(again.text)
-        shift = self.settings.own_mean_shift + margin
-        if not self._trusted(again, reading, heard_until, shift):
-            return stt, result, False, 0.0
-        return again, reading, True, shift
-
-    def _search_own_mean(self, stt: SttResult, heard_until: float) -> SttResult | None:
-        """The utterance searched again from its own mean, once per streaming result
-        ``stt`` (at the pause that may end the utterance early, else at its end): None
-        when it cannot be (see ``HearingSession.search_own_mean``)."""
-        if self._again is not None and self._again[0] is stt:
-            return self._again[1].heard
-        search = self.hearing.search_own_mean(heard_until)
-        if search is None:
-            return None
-        self._again = (stt, search)
-        return search.heard
-
-    def _trusted(
-        self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
-    ) -> bool:
-        """Scored well enough in the domain and, where it must, heard the same the other
-        way."""
-        if not trust.scored_enough(stt, result, self.loud, self.settings, shift):
-            return False
-        if not trust.must_agree(result, self.loud, self.settings):
-            return True
-        return self._hearings_agree(stt, result, heard_until)
-
-    def _hearings_agree(self, stt: SttResult, result: IntentResult, heard_until: float) -> bool:
-        """Whether the utterance heard the other way (raw if it was heard denoised, and
-        the other way round) gives the same request. When the recognizer cannot search
-        again or the history no longer holds the utterance, the first hearing decides."""
-        if self._second is not None and self._second[0] is stt:
-            return self._second[2]
-        search = self.hearing.search_other_way(heard_until)
-        if search is None:
-            return True
-        started = time.perf_counter()
-        other = search.heard
-        reading = self.templates.recognize(other.text) if other.text else IntentResult(None)
-        agreed = trust.same_request(reading, result)
-        self._second = (stt, other, agreed, round(search.ms + ms_since(started), 2))
-        if not agreed:
-            _LOGGER.info(
-                "Loud room: %r heard the other way as %r; no device action", stt.text, other.text
-            )
-        return agreed
-
-    def _confidence(self, stt: SttResult, result: IntentResult, shift: float = 0.0) -> float:
-        margin = trust.score_margin(stt, result, self.loud, self.settings, shift)
-        return stt.confidence if margin is None else confidence(margin)
+    def _note_searches(self, report: UtteranceReport, streamed: SttResult, stt: SttResult) -> None:
+        """Put the searches aside made for the utterance's results in its report."""
+        own_mean = self.belief.record.own_mean_of(streamed)
+        if own_mean is not None:
+            report.own_mean = own_mean.heard
+            report.timings_ms["own_mean_search"] = own_mean.ms
+        other_way = self.belief.record.other_way_of(stt)
+        if other_way is not None:
+            report.second_hearing = other_way.search.heard
+            report.timings_ms["second_hearing"] = other_way.search.ms
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Collect fallback results that are ready (waiting up to ``wait_seconds``)."""
@@ -366,7 +295,7 @@ class Understanding:
             return False
         self.recognizer.reset()
         self.hearing.recognizer = recognizer
-        self.templates = templates
+        self.belief.templates = templates
         return True
 
     def reset(self) -> None:

@@ -139,3 +139,18 @@ def test_when_an_utterance_is_not_searched_again(
     assert recognizer.searched == []
     (report,) = understanding.reports.values()
     assert report.own_mean is None
+
+
+def test_a_result_is_searched_again_once_per_utterance() -> None:
+    """A result judged at the pause that ended the utterance comes again at its end: it
+    is not searched again then."""
+    recognizer = _Again("turn on the heater", POOR, "what time is it", GOOD)
+    understanding = understanding_with(recognizer)
+    stage(understanding)
+    believed = understanding.belief.believe(recognizer.result, 1.5)
+    assert believed.trusted and believed.stt.text == "what time is it"
+    assert understanding.belief.believe(recognizer.result, 1.5) == believed
+    assert len(recognizer.searched) == 1
+    understanding.belief.begin()  # the next utterance
+    assert understanding.belief.believe(recognizer.result, 1.5) == believed
+    assert len(recognizer.searched) == 2
