@@ -14,51 +14,44 @@ of that one: see frontend/recorder.py) needs ``follow_on_margin`` more score, as
 grammar lays words over the pause inside it. It gets no reply when it is not understood
 (it may not have been meant for the satellite) or understood as the utterance before it
 was (the person only went on after a pause: that was already done).
+
+The parts: stt/session.py hears the utterance and judges its room, belief.py decides
+whether a result is believed (by the rules in nlu/trust.py) and nlu/fallback.py keeps the
+fallback's jobs. ``Understanding`` drives them from the recorder's events, reports each
+utterance and answers through the dialogue.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .audio.chunk import AudioChunk
+from .belief import Belief
 from .config import Config
 from .dialogue import Dialogue
 from .events import Event, SpeechStarted, UtteranceEnded
 from .frontend.recorder import Phase, UtteranceRecorder
+from .nlu import trust
 from .nlu.events import IntentRecognized, Transcript
-from .nlu.intents import CARE_INTENTS, DEVICE_ACTION_INTENTS
+from .nlu.fallback import FallbackJobs
 from .nlu.llm import LlmFallback
-from .nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
+from .nlu.recognizer import IntentResult, TemplateRecognizer
 from .prosody.monitor import ProsodyMonitor
-from .stt.base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResult, confidence
-from .stt.hearing import MicHistory, hear_denoised, snr_db
+from .stt.base import SpeechRecognizer, SttResult
+from .stt.hearing import MicHistory
 from .stt.lexicon import pocketsphinx_model_dir
+from .stt.session import HearingSession, words_in_speech
 from .stt.settings import SttSettings
 from .stt.sphinx import OpenTranscriber
+from .timing import ms_since
 
-_LOGGER = logging.getLogger(__name__)
 EARLY_ENDPOINT_REASON = "early_endpoint"
-#: A word heard at a pause must begin this long before the speech ended, s.
-WORD_IN_SPEECH_SECONDS = 0.05
-#: Audio before the command (the wake word) the recognizer adapts to, s.
-CONTEXT_SECONDS = 1.5
-#: At most this much of an utterance's microphone audio judges the room's loudness
-#: again when it is decided, s.
-LOUDNESS_SECONDS = 3.0
-#: How long before the frame that started an utterance its speech began, at most, s.
-SPEECH_ONSET_SECONDS = 0.1
 #: Silence after the speech that a second hearing searches, s (the search reaches the
 #: grammar's end within it; more only costs time).
 SECOND_HEARING_TAIL_SECONDS = 0.3
-#: Utterances longer than this are not searched again from their own mean, s. Commands
-#: are short, and the search holds up the frame loop for about a tenth of the length on
-#: one x86 core (perhaps a third of it on a Pi 4): the capture queue (2 s) must absorb it.
-OWN_MEAN_MAX_SECONDS = 4.0
 #: Reports kept, of the latest utterances.
 REPORTS_KEPT = 64
 
@@ -95,37 +88,49 @@ class Understanding:
         dialogue: Dialogue | None = None,
         settings: SttSettings | None = None,
     ) -> None:
-        self.recognizer = recognizer
-        self.templates = templates
-        self.fallback = fallback
-        self.open_transcribe = open_transcribe
-        self.dialogue = dialogue
         self.settings = settings or SttSettings()
+        self.hearing = HearingSession(recognizer, self.settings)
+        self.belief = Belief(self.hearing, templates, self.settings)
+        self.jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
+        self.dialogue = dialogue
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
-        #: Whether the utterance in progress is heard denoised (a loud room at its start).
-        self.denoised = False
-        #: Whether the room is loud: judged at the start, and again over the last seconds
-        #: of microphone audio when the utterance is decided (the noise may have come up,
-        #: or the wake word been louder than the command).
-        self.loud = False
-        self._mic: MicHistory | None = None
-        self._speech_seconds = 0.0
-        self._first_seconds = 0.0
-        self._with_context = False
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
         self.reports: dict[str, UtteranceReport] = {}
-        self._pending: dict[str, concurrent.futures.Future[IntentResult]] = {}
         #: Follow-on utterances not yet concluded, and the utterance each went on from.
         self._follow_ons: dict[str, str] = {}
         self._checked_silence = False
         self._listening = False
-        #: The last grammar result the templates read, and what they made of it.
-        self._last_read: tuple[SttResult, IntentResult] | None = None
-        #: The last result heard the other way too: (it, the other hearing, agreed, ms).
-        self._second: tuple[SttResult, SttResult | None, bool, float] | None = None
-        #: The last streaming result searched again from its own mean: (it, that, ms).
-        self._again: tuple[SttResult, SttResult, float] | None = None
+
+    @property
+    def recognizer(self) -> SpeechRecognizer:
+        """The recognizer that hears the utterances (see ``replace_recognizer``)."""
+        return self.hearing.recognizer
+
+    @property
+    def templates(self) -> TemplateRecognizer:
+        """The templates that read the recognizer's results."""
+        return self.belief.templates
+
+    @property
+    def fallback(self) -> LlmFallback | None:
+        """The LLM that out-of-domain utterances go to, if any."""
+        return self.jobs.fallback if self.jobs is not None else None
+
+    @property
+    def loud(self) -> bool:
+        """Whether the room of the utterance in progress (or the last one) is loud."""
+        return self.hearing.loud
+
+    @property
+    def denoised(self) -> bool:
+        """Whether the utterance in progress (or the last one) is heard denoised."""
+        return self.hearing.denoised
+
+    @property
+    def open_follow_ons(self) -> frozenset[str]:
+        """The follow-on utterances not yet concluded."""
+        return frozenset(self._follow_ons)
 
     def observe(
         self,
@@ -134,53 +139,24 @@ class Understanding:
         recorder: UtteranceRecorder,
         mic: MicHistory | None = None,
     ) -> list[Event]:
-        """Called for every frame the recorder saw, with the events it just produced.
-
-        The recognizer hears the microphone as it was, or denoised in a loud room
-        (see stt/hearing.py), never the gained audio: the gain moves while it speaks.
-        """
+        """Called for every frame the recorder saw, with the events it just produced."""
         out: list[Event] = []
         started = [e for e in new_events if isinstance(e, SpeechStarted)]
         if started:
-            self._start(frame, recorder, mic)
+            self.hearing.start(frame, recorder.frames, recorder.continuous, mic)
+            self.belief.begin()
+            self._listening = True
+            self._checked_silence = False
             if recorder.following_on:  # it went on from the utterance reported last
                 self._follow_ons[started[-1].utterance_id] = next(reversed(self.reports), "")
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
-            self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
+            self.hearing.hear(frame, mic)
             out.extend(self._maybe_end_early(frame, recorder))
         for event in [*new_events, *out]:
             if isinstance(event, UtteranceEnded) and self._listening:
                 self._listening = False
-                out.extend(self._understand(event))
+                out.extend(self.understand(event))
         return out
-
-    def _start(
-        self, frame: AudioChunk, recorder: UtteranceRecorder, mic: MicHistory | None
-    ) -> None:
-        frames = recorder.frames
-        first = frames[0].timestamp_seconds if frames else frame.timestamp_seconds
-        context = None
-        self.denoised = False
-        self._mic = mic
-        self._first_seconds = first
-        self._with_context = not recorder.continuous
-        # from where the speech was heard (the pre-roll may hold the wake word's end)
-        self._speech_seconds = frame.timestamp_seconds - SPEECH_ONSET_SECONDS
-        if mic is not None:
-            before = mic.before(first, CONTEXT_SECONDS)
-            heard = b"".join(mic.get(f).samples for f in frames)
-            self.denoised = hear_denoised(
-                self.settings.hearing,
-                (before.samples if before else b"") + heard,
-                self.settings.denoise_below_db,
-            )
-            frames = [mic.get(f, self.denoised) for f in frames]
-            if not recorder.continuous:
-                context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
-        self.loud = self.denoised
-        self._search(first, frames, context)
-        self._listening = True
-        self._checked_silence = False
 
     def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
         silence = recorder.quiet_since(frame.end_seconds)
@@ -196,17 +172,19 @@ class Understanding:
         ):
             return []
         self._checked_silence = True
-        self._judge_loudness(frame.end_seconds)
+        self.hearing.judge_loudness(frame.end_seconds)
         heard = self.recognizer.pause()
         if heard is None:
             return []
         margin = self.settings.early_endpoint_margin
-        decided, _, trusted, _ = self._believe(heard, frame.end_seconds, margin)
-        if not trusted or not _words_in_speech(decided, frame.end_seconds - silence):
+        believed = self.belief.believe(heard, frame.end_seconds, margin)
+        if not believed.trusted or not words_in_speech(believed.stt, frame.end_seconds - silence):
             return []
         return recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
 
-    def _understand(self, utterance: UtteranceEnded) -> list[Event]:
+    def understand(self, utterance: UtteranceEnded) -> list[Event]:
+        """Decide an utterance that has ended: what was heard (its transcript and speech
+        rate) and, at once or later through ``poll``, its intent and the reply."""
         report = UtteranceReport(
             utterance.utterance_id, utterance.start_seconds, utterance.end_seconds, utterance.reason
         )
@@ -214,28 +192,21 @@ class Understanding:
         while len(self.reports) > REPORTS_KEPT:
             del self.reports[next(iter(self.reports))]
         started = time.perf_counter()
-        self._judge_loudness(utterance.timestamp_seconds)
-        stt = self.recognizer.finish()
-        report.timings_ms["stt_finish"] = _ms_since(started)
+        self.hearing.judge_loudness(utterance.timestamp_seconds)
+        streamed = self.recognizer.finish()
+        report.timings_ms["stt_finish"] = ms_since(started)
         started = time.perf_counter()
-        self._read(stt)
-        report.timings_ms["nlu"] = _ms_since(started)
+        self.belief.read(streamed)
+        report.timings_ms["nlu"] = ms_since(started)
         heard_until = min(
             utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
         )
-        streamed = stt
-        margin = (
-            self.settings.follow_on_margin if utterance.utterance_id in self._follow_ons else 0.0
-        )
-        stt, result, trusted, shift = self._believe(stt, heard_until, margin)
-        if self._again is not None and self._again[0] is streamed:
-            report.own_mean = self._again[1]
-            report.timings_ms["own_mean_search"] = self._again[2]
-        if self._second is not None and self._second[0] is stt:
-            report.second_hearing = self._second[1]
-            report.timings_ms["second_hearing"] = self._second[3]
+        following_on = utterance.utterance_id in self._follow_ons
+        margin = self.settings.follow_on_margin if following_on else 0.0
+        believed = self.belief.believe(streamed, heard_until, margin)
+        self._note_searches(report, streamed, believed.stt)
         stt = dataclasses.replace(
-            stt, in_grammar=trusted, confidence=self._confidence(stt, result, shift)
+            believed.stt, in_grammar=believed.trusted, confidence=self.belief.confidence(believed)
         )
         report.stt = stt
         now = utterance.timestamp_seconds
@@ -252,233 +223,36 @@ class Understanding:
             # Words from a grammar forced onto out-of-domain speech are not trusted.
             words = stt.words if stt.in_grammar else None
             events.extend(self.prosody.process(utterance, words=words))
-        if trusted and result.intent is not None:
+        result = believed.result
+        if believed.trusted and result.intent is not None:
             result = IntentResult(
                 result.intent, result.slots, stt.confidence, result.source, result.text
             )
             return events + self._conclude(utterance.utterance_id, result, now)
-        audio = utterance.audio
-        if self.fallback is not None and audio is not None:
-            self._pending[utterance.utterance_id] = self.fallback.submit_job(
-                lambda: self._fallback(audio, report)
-            )
+        if self.jobs is not None and utterance.audio is not None:
+            self.jobs.submit(utterance.utterance_id, utterance.audio, stt.text, report.timings_ms)
             return events
         return events + self._conclude(
             utterance.utterance_id, IntentResult(None, text=stt.text), now
         )
 
-    def _read(self, stt: SttResult) -> IntentResult:
-        """What the templates make of a grammar result; a result read at the pause that
-        ended the utterance is not read again at its end."""
-        if not stt.in_grammar:
-            return IntentResult(None)
-        if self._last_read is not None and self._last_read[0] is stt:
-            return self._last_read[1]
-        result = self.templates.recognize(stt.text)
-        self._last_read = (stt, result)
-        return result
-
-    def _judge_loudness(self, now_seconds: float) -> None:
-        """A room judged quiet at the start may prove loud over the utterance itself:
-        the noise came up, or the wake word was louder than the command. Then a search
-        that heard the raw microphone hears the utterance again, denoised (in ``auto``)."""
-        if self.loud or self._mic is None:
-            return
-        span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds)
-        heard = self._mic.before(now_seconds + 1e-3, span)
-        if heard is None or snr_db(heard.samples) >= self.settings.denoise_below_db:
-            return
-        self.loud = True
-        if self.settings.hearing == "auto" and not self.denoised:
-            self._hear_again_denoised(now_seconds)
-
-    def _hear_again_denoised(self, now_seconds: float) -> None:
-        """Search the utterance so far again, denoised (when the microphone history still
-        holds all of it)."""
-        heard = self._utterance_audio(now_seconds, denoised=True)
-        if heard is None:
-            return
-        self.denoised = True
-        self._search(self._first_seconds, *heard)
-
-    def _utterance_audio(
-        self, now_seconds: float, denoised: bool
-    ) -> tuple[list[AudioChunk], AudioChunk | None] | None:
-        """The utterance's frames so far and the context before them, raw or denoised,
-        from the microphone history (None when it no longer holds all of them)."""
-        frames = self._utterance_frames(now_seconds, denoised)
-        if frames is None or self._mic is None:
-            return None
-        context = None
-        if self._with_context:
-            context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
-        return frames, context
-
-    def _utterance_frames(self, now_seconds: float, denoised: bool) -> list[AudioChunk] | None:
-        """The utterance's frames so far, raw or denoised, from the microphone history
-        (None when it no longer holds all of them)."""
-        if self._mic is None:
-            return None
-        frames = self._mic.frames(self._first_seconds, now_seconds + 1e-3, denoised)
-        if not frames or frames[0].timestamp_seconds > self._first_seconds + 1e-3:
-            return None
-        return frames
-
-    def _believe(
-        self, stt: SttResult, heard_until: float, margin: float = 0.0
-    ) -> tuple[SttResult, IntentResult, bool, float]:
-        """What a streaming result heard up to ``heard_until`` comes to: the result that
-        decides, what the templates make of it, whether it is trusted (with ``margin``
-        more score than usual), and the extra score it was asked for. A streaming result
-        not trusted gives way to the utterance searched again from its own mean, if that
-        is trusted."""
-        result = self._read(stt)
-        if self._trusted(stt, result, heard_until, margin):
-            return stt, result, True, margin
-        if margin and self._trusted(stt, result, heard_until):
-            return stt, result, False, 0.0  # believed, but not by the margin
-        again = self._search_own_mean(stt, heard_until)
-        if again is None or not again.in_grammar:
-            return stt, result, False, 0.0
-        reading = self.templates.recognize(again.text)
-        shift = self.settings.own_mean_shift + margin
-        if not self._trusted(again, reading, heard_until, shift):
-            return stt, result, False, 0.0
-        return again, reading, True, shift
-
-    def _search_own_mean(self, stt: SttResult, heard_until: float) -> SttResult | None:
-        """The utterance (heard as it was, raw or denoised) searched again from its own
-        cepstral mean, once per streaming result ``stt`` (at the pause that may end the
-        utterance early, else at its end): None when that is off, the recognizer cannot,
-        the room is loud, the utterance is too long or the history lost it.
-
-        Not in a loud room: searching noise costs more (at 10 dB white noise 0.7-0.9 s per
-        command on one x86 core against 0.45-0.6 s in quiet), and with the loud room's
-        higher needs none of 21 commands came through that way.
-        """
-        if self._again is not None and self._again[0] is stt:
-            return self._again[1]
-        if not self.settings.own_mean_retry or not isinstance(self.recognizer, SearchesOwnMean):
-            return None
-        if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
-            return None
-        frames = self._utterance_frames(heard_until, self.denoised)
-        if frames is None:
-            return None
-        started = time.perf_counter()
-        again = self.recognizer.search_own_mean(frames)
-        self._again = (stt, again, _ms_since(started))
-        return again
-
-    def _search(self, first: float, frames: list[AudioChunk], context: AudioChunk | None) -> None:
-        """Start a search at ``first`` and feed it the frames heard since."""
-        self.recognizer.start(first, context)
-        for frame in frames:
-            self.recognizer.process(frame)
-
-    def _needed_score(self, result: IntentResult, shift: float = 0.0) -> float:
-        """The grammar-vs-phone-loop score an intent needs to be believed.
-
-        Noise raises the score of every utterance, in domain or not, so a loud room
-        (``loud``) asks more; a device action heard wrongly does something in the
-        home, so it asks more than anything else. Home Assistant's questions, timers
-        and never mind ask more than our care intents: speech from outside the domain
-        fits their many loose sentences more easily (of 22 requests for help phrased
-        freely, 6 in eSpeak voices came out as state questions, with 1.8-4.2 more score
-        than a care intent needs; the state questions of the command set had 12.7 or
-        more), and a call for help heard wrongly costs a false alarm, missed a nurse.
-        """
-        need = self.settings.rejection_threshold + shift
-        if self.loud:
-            need += self.settings.loud_shift
-        if result.intent in DEVICE_ACTION_INTENTS:
-            need += self.settings.device_margin
-        elif result.intent not in CARE_INTENTS:
-            need += self.settings.home_margin
-        return need
-
-    def _trusted(
-        self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
-    ) -> bool:
-        """In the domain: a whole sentence of the grammar, understood by the templates,
-        scored well enough against the phone loop (engines without a score: as they
-        say) and, for a device action in a loud room, heard the same the other way."""
-        if not stt.in_grammar or result.intent is None:
-            return False
-        need = self._needed_score(result, shift)
-        if stt.score_per_frame is not None and stt.score_per_frame < need:
-            return False
-        if not (
-            self.loud and self.settings.agree_when_loud and result.intent in DEVICE_ACTION_INTENTS
-        ):
-            return True
-        return self._hearings_agree(stt, result, heard_until)
-
-    def _hearings_agree(self, stt: SttResult, result: IntentResult, heard_until: float) -> bool:
-        """Whether the utterance heard the other way (raw if it was heard denoised, and
-        the other way round) gives the same intent and slots.
-
-        In loud noise a grammar search makes some command out of almost anything, with
-        scores as good as a right one's: at 10 dB white noise, 11 of 62 commands in
-        voices the thresholds were not tuned on became a wrong device action. The two
-        hearings err differently, so a wrong action rarely comes out of both. When the
-        recognizer cannot search again or the history no longer holds the utterance,
-        the first hearing decides.
-        """
-        if self._second is not None and self._second[0] is stt:
-            return self._second[2]
-        heard = self._utterance_audio(heard_until, not self.denoised)
-        if heard is None or not isinstance(self.recognizer, SearchesWhole):
-            return True
-        started = time.perf_counter()
-        other = self.recognizer.search_whole(*heard)
-        reading = self.templates.recognize(other.text) if other.text else IntentResult(None)
-        agreed = (reading.intent, reading.slots) == (result.intent, result.slots)
-        self._second = (stt, other, agreed, _ms_since(started))
-        if not agreed:
-            _LOGGER.info(
-                "Loud room: %r heard the other way as %r; no device action", stt.text, other.text
-            )
-        return agreed
-
-    def _confidence(self, stt: SttResult, result: IntentResult, shift: float = 0.0) -> float:
-        if stt.score_per_frame is None:
-            return stt.confidence
-        return confidence(stt.score_per_frame - self._needed_score(result, shift))
-
-    def _fallback(self, audio: AudioChunk, report: UtteranceReport) -> IntentResult:
-        """In the worker: free transcription, then the LLM (no timeout: we are in it)."""
-        assert self.fallback is not None
-        started = time.perf_counter()
-        text = (
-            self.open_transcribe(audio)
-            if self.open_transcribe
-            else (report.stt.text if report.stt else "")
-        )
-        report.timings_ms["open_stt"] = _ms_since(started)
-        started = time.perf_counter()
-        result = self.fallback.classify_now(text)
-        report.timings_ms["llm"] = _ms_since(started)
-        return result
+    def _note_searches(self, report: UtteranceReport, streamed: SttResult, stt: SttResult) -> None:
+        """Put the searches aside made for the utterance's results in its report."""
+        own_mean = self.belief.record.own_mean_of(streamed)
+        if own_mean is not None:
+            report.own_mean = own_mean.heard
+            report.timings_ms["own_mean_search"] = own_mean.ms
+        other_way = self.belief.record.other_way_of(stt)
+        if other_way is not None:
+            report.second_hearing = other_way.search.heard
+            report.timings_ms["second_hearing"] = other_way.search.ms
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Collect fallback results that are ready (waiting up to ``wait_seconds``)."""
         events: list[Event] = []
-        deadline = time.monotonic() + wait_seconds
-        for utterance_id, future in list(self._pending.items()):
-            timeout = max(0.0, deadline - time.monotonic())
-            try:
-                result = future.result(timeout=timeout)
-            except concurrent.futures.TimeoutError:
-                if wait_seconds <= 0:
-                    continue
-                result = IntentResult(None, source=SOURCE_LLM)
-                _LOGGER.warning("Fallback for %s did not finish in time", utterance_id)
-            except Exception:
-                _LOGGER.exception("Fallback for %s failed", utterance_id)
-                result = IntentResult(None, source=SOURCE_LLM)
-            del self._pending[utterance_id]
-            events.extend(self._conclude(utterance_id, result, now_seconds))
+        if self.jobs is not None:
+            for utterance_id, result in self.jobs.collect(wait_seconds):
+                events.extend(self._conclude(utterance_id, result, now_seconds))
         if self.dialogue is not None:
             events.extend(self.dialogue.tick(now_seconds))
         return events
@@ -504,19 +278,12 @@ class Understanding:
         return events
 
     def _said_before(self, utterance_id: str, result: IntentResult) -> bool:
-        """Whether a follow-on is to be let pass without a word: not understood, or
-        understood as the utterance it went on from (already answered)."""
+        """Whether a follow-on is to be let pass without a word (see ``trust.let_pass``)."""
         before = self._follow_ons.pop(utterance_id, None)
         if before is None:
             return False
-        if result.intent is None:
-            return True
         report = self.reports.get(before)
-        previous = report.intent if report is not None else None
-        return previous is not None and (previous.intent, previous.slots) == (
-            result.intent,
-            result.slots,
-        )
+        return trust.let_pass(result, report.intent if report is not None else None)
 
     def replace_recognizer(
         self, recognizer: SpeechRecognizer, templates: TemplateRecognizer
@@ -528,8 +295,8 @@ class Understanding:
         if self._listening:
             return False
         self.recognizer.reset()
-        self.recognizer = recognizer
-        self.templates = templates
+        self.hearing.recognizer = recognizer
+        self.belief.templates = templates
         return True
 
     def reset(self) -> None:
@@ -537,23 +304,8 @@ class Understanding:
         self.recognizer.reset()
         self._listening = False
         self._checked_silence = False
-        for dropped in set(self._follow_ons) - set(self._pending):  # will not conclude
-            del self._follow_ons[dropped]
-
-
-def _words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:
-    """Whether every word begins while the person was still speaking.
-
-    Paused mid-command ("set a timer for ... ten minutes"), a grammar search ended at
-    the pause completes the sentence with words laid over the silence ("... for two
-    hours"): such a sentence was not said, so the utterance must go on.
-    """
-    latest = speech_end_seconds - WORD_IN_SPEECH_SECONDS
-    return bool(heard.words) and all(w.start_seconds < latest for w in heard.words)
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000.0, 2)
+        for dropped in [u for u in self._follow_ons if self.jobs is None or u not in self.jobs]:
+            del self._follow_ons[dropped]  # will not conclude
 
 
 def build_understanding(

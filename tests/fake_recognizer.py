@@ -62,16 +62,22 @@ def decide(
         audio_start_seconds=0.0,
         reason="silence",
     )
-    events = understanding._understand(ended)
+    events = understanding.understand(ended)
     (transcript,) = [e for e in events if isinstance(e, Transcript)]
     (intent,) = [e for e in events if isinstance(e, IntentRecognized)]
     return transcript, intent
 
 
-def stage(understanding: Understanding, first_seconds: float = 0.0) -> None:
+def stage(
+    understanding: Understanding,
+    first_seconds: float = 0.0,
+    loud: bool = False,
+    denoised: bool = False,
+) -> None:
     """Stage an utterance whose first frame was at ``first_seconds`` in a microphone
     history of 1.5 s (speech from 0.3 to 1.2 s): raw samples positive, denoised ones
-    negative, so a search can tell which it was given."""
+    negative, so a search can tell which it was given; heard ``denoised`` in a room
+    judged ``loud``."""
     history = MicHistory()
     for index in range(150):
         samples = np.full(160, 3000 if 30 <= index < 120 else 20, np.int16)
@@ -79,5 +85,4 @@ def stage(understanding: Understanding, first_seconds: float = 0.0) -> None:
             AudioChunk.from_int16(samples, timestamp_seconds=index / 100),
             AudioChunk.from_int16(-samples, timestamp_seconds=index / 100),
         )
-    understanding._mic = history
-    understanding._first_seconds = first_seconds
+    understanding.hearing.take_up(history, first_seconds, loud=loud, denoised=denoised)

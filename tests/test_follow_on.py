@@ -207,7 +207,7 @@ def test_a_follow_on_needs_more_score_than_a_command_after_the_wake_word(above: 
     events = Pipeline(stages).process(synth.to_chunk(audio))
     decided = [e.intent for e in events if isinstance(e, IntentRecognized)]
     assert decided == ["HassTurnOn", "HassTurnOff" if above > 0 else None]
-    assert not stages.understanding._follow_ons  # nothing kept of concluded follow-ons
+    assert not stages.understanding.open_follow_ons  # nothing kept of concluded ones
 
 
 # --- replies wait -------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -197,8 +199,8 @@ def test_a_dead_worker_is_not_understood(cache_dir: Path) -> None:
     fallback = LlmFallback(LlmSettings(), "en", ACTIVE, cache_dir)
     try:
         assert fallback.available
-        assert fallback._worker is not None
-        fallback._worker._process.kill()
+        assert fallback.worker_pid is not None
+        os.kill(fallback.worker_pid, signal.SIGKILL)
         assert fallback.classify("please call the nurse", timeout_seconds=30.0).intent is None
     finally:
         fallback.close(wait=True)

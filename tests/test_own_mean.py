@@ -19,7 +19,8 @@ import pytest
 from satellite.audio.chunk import AudioChunk, join_frames
 from satellite.config import Config
 from satellite.stt.base import SttResult
-from satellite.understanding import OWN_MEAN_MAX_SECONDS, Understanding
+from satellite.stt.session import OWN_MEAN_MAX_SECONDS
+from satellite.understanding import Understanding
 from tests.fake_recognizer import Heard, decide, stage, understanding_with
 from tests.understand import sphinx_recognizer, spoken
 
@@ -90,8 +91,7 @@ def _decide(
     config = Config()
     config = dataclasses.replace(config, stt=dataclasses.replace(config.stt, own_mean_retry=retry))
     understanding = understanding_with(recognizer, config)
-    stage(understanding, first_seconds)
-    understanding.denoised = understanding.loud = loud  # a loud room is heard denoised
+    stage(understanding, first_seconds, loud=loud, denoised=loud)  # a loud room: denoised
     transcript, intent = decide(understanding, 1.2, 1.5)
     assert transcript.in_grammar is (intent.intent is not None)
     return intent.intent, understanding
@@ -139,3 +139,18 @@ def test_when_an_utterance_is_not_searched_again(
     assert recognizer.searched == []
     (report,) = understanding.reports.values()
     assert report.own_mean is None
+
+
+def test_a_result_is_searched_again_once_per_utterance() -> None:
+    """A result judged at the pause that ended the utterance comes again at its end: it
+    is not searched again then."""
+    recognizer = _Again("turn on the heater", POOR, "what time is it", GOOD)
+    understanding = understanding_with(recognizer)
+    stage(understanding)
+    believed = understanding.belief.believe(recognizer.result, 1.5)
+    assert believed.trusted and believed.stt.text == "what time is it"
+    assert understanding.belief.believe(recognizer.result, 1.5) == believed
+    assert len(recognizer.searched) == 1
+    understanding.belief.begin()  # the next utterance
+    assert understanding.belief.believe(recognizer.result, 1.5) == believed
+    assert len(recognizer.searched) == 2

@@ -113,9 +113,8 @@ def _decide(
     )
     recognizer = _TwoHearings(text, other)
     understanding = understanding_with(recognizer, config)
-    stage(understanding, first_seconds)  # 1.5 s of the utterance, raw and denoised
-    understanding.loud = loud
-    understanding.denoised = denoised
+    # 1.5 s of the utterance, raw and denoised
+    stage(understanding, first_seconds, loud=loud, denoised=denoised)
     transcript, intent = decide(understanding, 1.2, 1.5)
     assert transcript.in_grammar is (intent.intent is not None)
     return intent.intent, recognizer, understanding

@@ -21,7 +21,7 @@ from satellite.nlu.events import Transcript
 from satellite.pipeline import Pipeline, build_stages
 from satellite.stt.base import SttResult
 from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
-from satellite.stt.sphinx import _word_score
+from satellite.stt.sphinx import word_score
 from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
 from tests import synth
 from tests.fake_recognizer import Heard, decide, understanding_with
@@ -221,7 +221,7 @@ def test_score_needed_depends_on_the_intent_and_the_room(
     text: str, score: float, loud: bool, believed: bool
 ) -> None:
     understanding = understanding_with(Heard(text, score))
-    understanding.loud = loud
+    understanding.hearing.take_up(None, 0.0, loud=loud)
     transcript, intent = decide(understanding, 1.0, 1.0)
     assert transcript.in_grammar is believed
     assert (intent.intent is not None) is believed
@@ -231,9 +231,9 @@ def test_a_word_score_counts_the_phones_over_its_frames_pro_rata() -> None:
     # a 10-frame word scoring -100 against phones of -40 (frames 0-9) and -60 (10-29):
     # the loop's score over frames 5-14 is half of one plus a quarter of the other
     phones = [(0, 9, -40.0), (10, 29, -60.0), (30, 39, -999.0)]
-    assert _word_score(5, 14, -100.0, phones) == pytest.approx((-100.0 - (-20.0 - 15.0)) / 10)
-    assert _word_score(5, 14, None, phones) is None
-    assert _word_score(5, 14, -100.0, [(0, 20, None)]) is None
+    assert word_score(5, 14, -100.0, phones) == pytest.approx((-100.0 - (-20.0 - 15.0)) / 10)
+    assert word_score(5, 14, None, phones) is None
+    assert word_score(5, 14, -100.0, [(0, 20, None)]) is None
 
 
 def _decoded(text: str, word_weight: float, voice: str = "en-us") -> SttResult:

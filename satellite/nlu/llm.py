@@ -77,6 +77,11 @@ class LlmFallback:
         return self._load_error() is None
 
     @property
+    def worker_pid(self) -> int | None:
+        """The worker process's id (None: no worker was started)."""
+        return self._worker.pid if self._worker is not None else None
+
+    @property
     def load_report(self) -> LoadReport:
         """How the model loaded (waits for loading to finish)."""
         if self._ready is None:

@@ -98,6 +98,11 @@ class _Worker:
         cache = None if cache_dir is None else str(cache_dir)
         ours.send((settings.model, language, settings.threads, cache))
 
+    @property
+    def pid(self) -> int:
+        """The worker process's id."""
+        return self._process.pid
+
     def ready(self) -> LoadReport:
         """Wait for the model to load."""
         entered: float

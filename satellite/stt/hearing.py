@@ -1,10 +1,9 @@
 """What the recognizer hears: the microphone as it was, or denoised when the room is loud.
 
 The acoustic model was trained on clean speech. In a quiet room noise suppression only
-distorts the spectrum it knows (commands heard raw: 57/62 right, denoised: 48/62); in
-loud noise it is the other way round (white noise at 10 dB SNR: raw 36/62, denoised
-48/62). So the choice is made per utterance, from the signal-to-noise ratio of the audio
-just before the command and its first syllables.
+distorts the spectrum it knows, and the raw audio is heard better; in loud noise it is
+the other way round. So the choice is made per utterance, from the signal-to-noise ratio
+of the audio just before the command and its first syllables.
 """
 
 from __future__ import annotations

@@ -279,7 +279,7 @@ class PocketSphinxRecognizer:
                     seg.word.split("(")[0],
                     round(self._start_seconds + seg.start_frame * _FRAME_SECONDS, 3),
                     round(self._start_seconds + (seg.end_frame + 1) * _FRAME_SECONDS, 3),
-                    _word_score(
+                    word_score(
                         seg.start_frame, seg.end_frame, _log(self._searching, seg.ascore), phones
                     ),
                 )
@@ -328,7 +328,7 @@ def _log(decoder: Any, probability: float) -> float | None:
         return None
 
 
-def _word_score(
+def word_score(
     start: int, end: int, grammar: float | None, phones: Sequence[tuple[int, int, float | None]]
 ) -> float | None:
     """A word's acoustic score in the grammar search against the phone loop's over the

@@ -1,0 +1,175 @@
+"""Whether what the streaming search heard is believed, worked out once per result.
+
+A grammar result is read by the templates and held to the trust rules (nlu/trust.py).
+One the streaming search does not trust gives way to the utterance searched again from
+its own mean, if that one is trusted with ``own_mean_shift`` more score; in a loud room a
+device action must come out the same heard the other way too. A result judged at the
+pause that ended the utterance early comes again at its end: what was worked out for it
+is kept in the utterance's record, not worked out again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from .nlu import trust
+from .nlu.recognizer import IntentResult, TemplateRecognizer
+from .stt.base import SttResult, confidence
+from .stt.session import HearingSession, SearchAside
+from .stt.settings import SttSettings
+from .timing import ms_since
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Believed:
+    """What a streaming result comes to."""
+
+    #: The result that decides: the streaming one, or the utterance searched again.
+    stt: SttResult
+    #: What the templates make of it.
+    result: IntentResult
+    trusted: bool
+    #: The extra score it was asked for (to weigh its confidence by).
+    shift: float
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A grammar result and what the templates made of it."""
+
+    stt: SttResult
+    result: IntentResult
+
+
+@dataclass(frozen=True, slots=True)
+class SearchedAgain:
+    """A result searched again aside (from its own mean, or heard the other way): the
+    search, and for the other way whether it gave the same request."""
+
+    of: SttResult
+    search: SearchAside
+    agreed: bool = True
+
+
+@dataclass(slots=True)
+class UtteranceRecord:
+    """What was worked out for the utterance in progress, each for the latest result."""
+
+    reading: Reading | None = None
+    own_mean: SearchedAgain | None = None
+    other_way: SearchedAgain | None = None
+
+    def own_mean_of(self, stt: SttResult) -> SearchAside | None:
+        """The search from its own mean made for the streaming result ``stt``, if any."""
+        if self.own_mean is None or self.own_mean.of is not stt:
+            return None
+        return self.own_mean.search
+
+    def other_way_of(self, stt: SttResult) -> SearchedAgain | None:
+        """The hearing the other way made for the result ``stt``, if any."""
+        if self.other_way is None or self.other_way.of is not stt:
+            return None
+        return self.other_way
+
+
+class Belief:
+    """Judges the results of ``hearing`` with ``templates`` and the trust rules."""
+
+    def __init__(
+        self, hearing: HearingSession, templates: TemplateRecognizer, settings: SttSettings
+    ) -> None:
+        self.hearing = hearing
+        self.templates = templates
+        self.settings = settings
+        self.record = UtteranceRecord()
+
+    def begin(self) -> None:
+        """A new utterance: nothing is worked out for it yet."""
+        self.record = UtteranceRecord()
+
+    def read(self, stt: SttResult) -> IntentResult:
+        """What the templates make of a grammar result (once per result)."""
+        if not stt.in_grammar:
+            return IntentResult(None)
+        known = self.record.reading
+        if known is not None and known.stt is stt:
+            return known.result
+        result = self.templates.recognize(stt.text)
+        self.record.reading = Reading(stt, result)
+        return result
+
+    def believe(self, stt: SttResult, heard_until: float, margin: float = 0.0) -> Believed:
+        """What a streaming result heard up to ``heard_until`` comes to, asked ``margin``
+        more score than usual. Not trusted, it gives way to the utterance searched again
+        from its own mean, if that is trusted."""
+        result = self.read(stt)
+        if self._trusted(stt, result, heard_until, margin):
+            return Believed(stt, result, True, margin)
+        if margin and self._trusted(stt, result, heard_until):
+            return Believed(stt, result, False, 0.0)  # believed, but not by the margin
+        again = self._search_own_mean(stt, heard_until)
+        if again is None or not again.in_grammar:
+            return Believed(stt, result, False, 0.0)
+        reading = self.templates.recognize(again.text)
+        shift = self.settings.own_mean_shift + margin
+        if not self._trusted(again, reading, heard_until, shift):
+            return Believed(stt, result, False, 0.0)
+        return Believed(again, reading, True, shift)
+
+    def confidence(self, believed: Believed) -> float:
+        """0-1 from how far its score lies above what it needs (engines without a
+        score: their own confidence)."""
+        margin = trust.score_margin(
+            believed.stt, believed.result, self.hearing.loud, self.settings, believed.shift
+        )
+        return believed.stt.confidence if margin is None else confidence(margin)
+
+    def _trusted(
+        self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
+    ) -> bool:
+        """Scored well enough in the domain and, where it must, heard the same the other
+        way."""
+        loud = self.hearing.loud
+        if not trust.scored_enough(stt, result, loud, self.settings, shift):
+            return False
+        if not trust.must_agree(result, loud, self.settings):
+            return True
+        return self._hearings_agree(stt, result, heard_until)
+
+    def _search_own_mean(self, stt: SttResult, heard_until: float) -> SttResult | None:
+        """The utterance searched again from its own mean, once per streaming result
+        (None when it cannot be: see ``HearingSession.search_own_mean``)."""
+        known = self.record.own_mean_of(stt)
+        if known is not None:
+            return known.heard
+        search = self.hearing.search_own_mean(heard_until)
+        if search is None:
+            return None
+        self.record.own_mean = SearchedAgain(stt, search)
+        return search.heard
+
+    def _hearings_agree(self, stt: SttResult, result: IntentResult, heard_until: float) -> bool:
+        """Whether the utterance heard the other way gives the same request. When the
+        recognizer cannot search again or the history no longer holds the utterance, the
+        first hearing decides."""
+        known = self.record.other_way_of(stt)
+        if known is not None:
+            return known.agreed
+        search = self.hearing.search_other_way(heard_until)
+        if search is None:
+            return True
+        started = time.perf_counter()
+        other = search.heard
+        reading = self.templates.recognize(other.text) if other.text else IntentResult(None)
+        agreed = trust.same_request(reading, result)
+        timed = SearchAside(other, round(search.ms + ms_since(started), 2))
+        self.record.other_way = SearchedAgain(stt, timed, agreed)
+        if not agreed:
+            _LOGGER.info(
+                "Loud room: %r heard the other way as %r; no device action", stt.text, other.text
+            )
+        return agreed

@@ -1,0 +1,94 @@
+"""When what was heard is believed: pure rules over a grammar result, what the templates
+made of it, the room and the speech-to-text settings.
+
+The score is the grammar search's score per frame against a free phone loop; engines
+that give none are believed as they say.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from .intents import CARE_INTENTS, DEVICE_ACTION_INTENTS
+from .recognizer import IntentResult
+
+if TYPE_CHECKING:
+    from ..stt.settings import SttSettings
+
+
+class Scored(Protocol):
+    """What the rules need of a speech-to-text result (``stt.base.SttResult``)."""
+
+    @property
+    def in_grammar(self) -> bool:
+        """Whether it is a whole sentence of the grammar."""
+
+    @property
+    def score_per_frame(self) -> float | None:
+        """Its score per frame against the phone loop (None: the engine gives none)."""
+
+
+def needed_score(
+    result: IntentResult, loud: bool, settings: SttSettings, shift: float = 0.0
+) -> float:
+    """The grammar-vs-phone-loop score an intent needs to be believed (``shift`` more).
+
+    Noise raises the score of every utterance, in domain or not, so a ``loud`` room asks
+    more; a device action heard wrongly does something in the home, so it asks more than
+    anything else. Home Assistant's questions, timers and never mind ask more than our
+    care intents: speech from outside the domain fits their many loose sentences more
+    easily, and a call for help heard wrongly costs a false alarm, missed a nurse.
+    """
+    need = settings.rejection_threshold + shift
+    if loud:
+        need += settings.loud_shift
+    if result.intent in DEVICE_ACTION_INTENTS:
+        need += settings.device_margin
+    elif result.intent not in CARE_INTENTS:
+        need += settings.home_margin
+    return need
+
+
+def scored_enough(
+    heard: Scored, result: IntentResult, loud: bool, settings: SttSettings, shift: float = 0.0
+) -> bool:
+    """In the domain: a whole sentence of the grammar, understood by the templates and
+    scored well enough against the phone loop (engines without a score: as they say)."""
+    if not heard.in_grammar or result.intent is None:
+        return False
+    score = heard.score_per_frame
+    return score is None or not score < needed_score(result, loud, settings, shift)
+
+
+def score_margin(
+    heard: Scored, result: IntentResult, loud: bool, settings: SttSettings, shift: float = 0.0
+) -> float | None:
+    """How far the score lies above the score needed (None: the engine gives no score)."""
+    if heard.score_per_frame is None:
+        return None
+    return heard.score_per_frame - needed_score(result, loud, settings, shift)
+
+
+def must_agree(result: IntentResult, loud: bool, settings: SttSettings) -> bool:
+    """Whether the utterance must also come out the same heard the other way (raw if it
+    was heard denoised, and the other way round): a device action in a loud room.
+
+    In loud noise a grammar search makes some command out of almost anything, with
+    scores as good as a right one's; the two hearings err differently, so a wrong action
+    rarely comes out of both.
+    """
+    return loud and settings.agree_when_loud and result.intent in DEVICE_ACTION_INTENTS
+
+
+def same_request(one: IntentResult, other: IntentResult) -> bool:
+    """Whether two results ask for the same: the same intent with the same slots."""
+    return (one.intent, one.slots) == (other.intent, other.slots)
+
+
+def let_pass(result: IntentResult, previous: IntentResult | None) -> bool:
+    """Whether a follow-on is let pass without a word: not understood, or understood as
+    the utterance it went on from (``previous``: what that one was understood as, if
+    anything), which was already answered."""
+    if result.intent is None:
+        return True
+    return previous is not None and same_request(previous, result)

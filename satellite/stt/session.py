@@ -1,0 +1,210 @@
+"""One utterance as the recognizer hears it: the streaming search, the room it is heard
+in, and the searches aside over the utterance's audio.
+
+The recognizer hears the microphone as it was, or denoised in a loud room (see
+hearing.py), never the gained audio: the gain moves while it speaks. The room is judged
+at the start of the utterance, from the audio before it (the wake word) and its first
+frames, and again over the last seconds of it when it is decided: a room judged quiet
+may prove loud (the noise came up, or the wake word was louder than the command). The
+utterance's audio comes from the microphone history, which no one else reads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..audio.chunk import AudioChunk
+from ..timing import ms_since
+from .base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResult
+from .hearing import MicHistory, hear_denoised, snr_db
+
+if TYPE_CHECKING:
+    from ..stt.settings import SttSettings
+
+#: Audio before the command (the wake word) the recognizer adapts to, s.
+CONTEXT_SECONDS = 1.5
+#: At most this much of an utterance's microphone audio judges the room's loudness
+#: again when it is decided, s.
+LOUDNESS_SECONDS = 3.0
+#: How long before the frame that started an utterance its speech began, at most, s.
+SPEECH_ONSET_SECONDS = 0.1
+#: Utterances longer than this are not searched again from their own mean, s: commands
+#: are short, and the search holds up the frame loop for a share of the utterance's
+#: length that the capture queue must absorb.
+OWN_MEAN_MAX_SECONDS = 4.0
+#: A word heard at a pause must begin this long before the speech ended, s.
+WORD_IN_SPEECH_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class SearchAside:
+    """What a search aside from the streaming one heard, and how long it took."""
+
+    heard: SttResult
+    ms: float
+
+
+class HearingSession:
+    """Drives ``recognizer`` over the utterance in progress and judges its room."""
+
+    def __init__(self, recognizer: SpeechRecognizer, settings: SttSettings) -> None:
+        self.recognizer = recognizer
+        self.settings = settings
+        #: Whether the utterance in progress is heard denoised (a loud room at its start).
+        self.denoised = False
+        #: Whether the room is loud: judged at the start, and again over the last seconds
+        #: of microphone audio when the utterance is decided.
+        self.loud = False
+        self._mic: MicHistory | None = None
+        self._first_seconds = 0.0
+        self._speech_seconds = 0.0
+        self._with_context = False
+
+    def start(
+        self,
+        frame: AudioChunk,
+        frames: Sequence[AudioChunk],
+        continuous: bool,
+        mic: MicHistory | None,
+    ) -> None:
+        """Speech started at ``frame``: judge the room and search the recorder's
+        ``frames`` so far (from the first, pre-roll included). After a wake word (not
+        ``continuous``) the audio before them is the context the search adapts to."""
+        first = frames[0].timestamp_seconds if frames else frame.timestamp_seconds
+        context = None
+        self.denoised = False
+        self._mic = mic
+        self._first_seconds = first
+        self._with_context = not continuous
+        # from where the speech was heard (the pre-roll may hold the wake word's end)
+        self._speech_seconds = frame.timestamp_seconds - SPEECH_ONSET_SECONDS
+        if mic is not None:
+            before = mic.before(first, CONTEXT_SECONDS)
+            heard = b"".join(mic.get(f).samples for f in frames)
+            self.denoised = hear_denoised(
+                self.settings.hearing,
+                (before.samples if before else b"") + heard,
+                self.settings.denoise_below_db,
+            )
+            frames = [mic.get(f, self.denoised) for f in frames]
+            if not continuous:
+                context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
+        self.loud = self.denoised
+        self._search(first, frames, context)
+
+    def take_up(
+        self,
+        mic: MicHistory | None,
+        first_seconds: float,
+        *,
+        loud: bool = False,
+        denoised: bool = False,
+    ) -> None:
+        """Take up an utterance whose speech began at ``first_seconds`` in ``mic`` (None:
+        it cannot be heard again), in a room judged ``loud``, heard ``denoised``, with no
+        context and no search: what ``start`` leaves, for an utterance the recognizer
+        searched by itself (a test's recognizer)."""
+        self._mic = mic
+        self._first_seconds = self._speech_seconds = first_seconds
+        self._with_context = False
+        self.loud = loud
+        self.denoised = denoised
+
+    def hear(self, frame: AudioChunk, mic: MicHistory | None) -> None:
+        """Feed the search the next frame, as the microphone gave it or denoised."""
+        self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
+
+    def judge_loudness(self, now_seconds: float) -> None:
+        """A room judged quiet at the start may prove loud over the utterance itself.
+        Then a search that heard the raw microphone hears the utterance again, denoised
+        (in ``auto``)."""
+        if self.loud or self._mic is None:
+            return
+        span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds)
+        heard = self._mic.before(now_seconds + 1e-3, span)
+        if heard is None or snr_db(heard.samples) >= self.settings.denoise_below_db:
+            return
+        self.loud = True
+        if self.settings.hearing == "auto" and not self.denoised:
+            self._hear_again_denoised(now_seconds)
+
+    def search_own_mean(self, heard_until: float) -> SearchAside | None:
+        """The utterance up to ``heard_until`` (heard as it was, raw or denoised) searched
+        again from its own cepstral mean: None when that is off, the recognizer cannot,
+        the room is loud (searching noise costs more, and the loud room's needs let
+        nothing through that way), the utterance is too long or the history lost it."""
+        if not self.settings.own_mean_retry or not isinstance(self.recognizer, SearchesOwnMean):
+            return None
+        if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
+            return None
+        frames = self._utterance_frames(heard_until, self.denoised)
+        if frames is None:
+            return None
+        started = time.perf_counter()
+        heard = self.recognizer.search_own_mean(frames)
+        return SearchAside(heard, ms_since(started))
+
+    def search_other_way(self, heard_until: float) -> SearchAside | None:
+        """The utterance up to ``heard_until`` heard the other way (raw if it was heard
+        denoised, and the other way round), searched whole: None when the recognizer
+        cannot or the history no longer holds all of it."""
+        heard = self._utterance_audio(heard_until, not self.denoised)
+        if heard is None or not isinstance(self.recognizer, SearchesWhole):
+            return None
+        started = time.perf_counter()
+        other = self.recognizer.search_whole(*heard)
+        return SearchAside(other, ms_since(started))
+
+    def _hear_again_denoised(self, now_seconds: float) -> None:
+        """Search the utterance so far again, denoised (when the microphone history still
+        holds all of it)."""
+        heard = self._utterance_audio(now_seconds, denoised=True)
+        if heard is None:
+            return
+        self.denoised = True
+        self._search(self._first_seconds, *heard)
+
+    def _utterance_audio(
+        self, now_seconds: float, denoised: bool
+    ) -> tuple[list[AudioChunk], AudioChunk | None] | None:
+        """The utterance's frames so far and the context before them, raw or denoised,
+        from the microphone history (None when it no longer holds all of them)."""
+        frames = self._utterance_frames(now_seconds, denoised)
+        if frames is None or self._mic is None:
+            return None
+        context = None
+        if self._with_context:
+            context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
+        return frames, context
+
+    def _utterance_frames(self, now_seconds: float, denoised: bool) -> list[AudioChunk] | None:
+        """The utterance's frames so far, raw or denoised, from the microphone history
+        (None when it no longer holds all of them)."""
+        if self._mic is None:
+            return None
+        frames = self._mic.frames(self._first_seconds, now_seconds + 1e-3, denoised)
+        if not frames or frames[0].timestamp_seconds > self._first_seconds + 1e-3:
+            return None
+        return frames
+
+    def _search(
+        self, first: float, frames: Sequence[AudioChunk], context: AudioChunk | None
+    ) -> None:
+        """Start a search at ``first`` and feed it the frames heard since."""
+        self.recognizer.start(first, context)
+        for frame in frames:
+            self.recognizer.process(frame)
+
+
+def words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:
+    """Whether every word begins while the person was still speaking.
+
+    Paused mid-command ("set a timer for ... ten minutes"), a grammar search ended at
+    the pause completes the sentence with words laid over the silence ("... for two
+    hours"): such a sentence was not said, so the utterance must go on.
+    """
+    latest = speech_end_seconds - WORD_IN_SPEECH_SECONDS
+    return bool(heard.words) and all(w.start_seconds < latest for w in heard.words)
