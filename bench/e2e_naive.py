@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from satellite.actions import ReplyRequested
 from satellite.audio.chunk import FRAME_SAMPLES, PIPELINE_RATE_HZ, AudioChunk
 from satellite.config import Config
 from satellite.dialogue import Dialogue
-from satellite.nlu.events import ReplyRequested
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.nlu.recognizer import TemplateRecognizer
 from satellite.stt.factory import configured_intent_set, make_recognizer

@@ -40,7 +40,7 @@ HA_AREAS = ("office", "porch")
 def measure(config: Config, rebuild: bool) -> dict[str, Any]:
     """Gaps between frames for 3 s, or while one rebuild runs, and how long it took."""
     stages = build_stages(config, continuous=False)
-    understanding = build_understanding(config, use_llm=False, with_dialogue=False)
+    understanding = build_understanding(config, use_llm=False)
     stages.understanding = understanding
     pipeline = Pipeline(stages)
     grammar = SlotGrammar(config, understanding)

@@ -80,7 +80,7 @@ def replay(
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
     end_seconds = scene.command_end_seconds
     stages = build_stages(config, continuous=not wake)
-    stages.understanding = build_understanding(config, use_llm=False, with_dialogue=False)
+    stages.understanding = build_understanding(config, use_llm=False)
     stages.prosody = None
     stages.understanding.prosody = None
     pipeline = Pipeline(stages)

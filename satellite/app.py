@@ -22,15 +22,24 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from . import __version__
+from .actions import (
+    Action,
+    AnswerDue,
+    BargeIn,
+    HaIntentRequested,
+    PlaybackControl,
+    ReplyRequested,
+)
 from .audio.chunk import AudioChunk
 from .audio.io import AudioSink
 from .audio.settings import PlayerSettings
 from .config import Config
+from .dialogue import Dialogue
 from .events import Event, StageError, StateChanged
 from .mqtt.payloads import (
     Command,
@@ -43,11 +52,9 @@ from .mqtt.payloads import (
     TtsRequest,
 )
 from .mqtt.tts_responder import Publish, TtsResponder
-from .nlu.events import HaIntentRequested, PlaybackControl, ReplyRequested
 from .queues import drain
 from .slot_grammar import SlotGrammar
 from .tts.base import TtsEngine
-from .tts.events import BargeIn
 from .voice_out import OutputFailed, RequestDone, Speaking, VoiceOut
 
 _LOGGER = logging.getLogger(__name__)
@@ -83,8 +90,8 @@ class FrameProcessor(Protocol):
     def hearing(self) -> bool:
         """Whether someone may be speaking to the satellite (replies wait)."""
 
-    def on_response(self, utterance_id: str, text: str, now_seconds: float) -> list[Event]:
-        """Home Assistant's answer to an utterance's intent: what to say."""
+    def take_actions(self) -> list[Action]:
+        """What to do since the last call: barge-in, answers owed (see AnswerDue)."""
 
 
 class EventSink(Protocol):
@@ -133,6 +140,8 @@ class SatelliteApp:
         grammar: SlotGrammar | None = None,
         player: PlayerSettings | None = None,
         sounds: Mapping[str, AudioChunk] | None = None,
+        dialogue: Dialogue | None = None,
+        on_action: Callable[[Action], None] | None = None,
     ) -> None:
         self.pipeline = pipeline
         #: Rebuilds the speech grammar for HA's slot lists (None: they are only kept).
@@ -154,6 +163,11 @@ class SatelliteApp:
         self.sounds = dict(sounds or {})
         self._acknowledged: deque[str] = deque(maxlen=ACKNOWLEDGED_KEPT)
         self.tts = TtsResponder(engine, publish)
+        #: Answers utterances and Home Assistant's responses (None: HA's are spoken as
+        #: they come, and utterances get no answer).
+        self.dialogue = dialogue
+        #: Told of every action the app carries out (the timeline).
+        self.on_action = on_action
 
     # --- the frame loop -----------------------------------------------------------------
 
@@ -167,17 +181,19 @@ class SatelliteApp:
                 break
             if self.muted:
                 continue
-            for event in [*self.pipeline.process(chunk), *self.pipeline.poll(self._now)]:
-                self._on_event(event)
+            self._take([*self.pipeline.process(chunk), *self.pipeline.poll(self._now)])
             self._speak_held()
         if not self._stopping.is_set():  # the input ran out: a command still spoken counts
-            for event in self.pipeline.end_of_input():
-                self._on_event(event)
+            self._take(self.pipeline.end_of_input())
         self._speak_held()
 
     def poll(self) -> None:
-        """Handle every queued command and speech notice (frame loop thread)."""
+        """Handle every queued command and speech notice, and answers overdue from Home
+        Assistant (frame loop thread)."""
         self._take_voice_notices()
+        if self.dialogue is not None:
+            for item in self.dialogue.tick(self._now):
+                self._perform(item)
         self._speak_held()
         for command in drain(self.inbox):
             self.handle(command)
@@ -190,8 +206,7 @@ class SatelliteApp:
 
     def close(self, timeout: float = DRAIN_SECONDS) -> None:
         """Let pending understanding, queued speech and TTS answers finish, then end."""
-        for event in self.pipeline.poll(self._now, wait_seconds=timeout):
-            self._on_event(event)
+        self._take(self.pipeline.poll(self._now, wait_seconds=timeout))
         self._speak_held(at_last=True)
         deadline = time.monotonic() + timeout
         while not self.voice.idle() and time.monotonic() < deadline:
@@ -209,12 +224,14 @@ class SatelliteApp:
         if isinstance(command, SayRequest):
             self._say(SpeakJob(command.text, command.id))
         elif isinstance(command, SpokenResponse):
-            answer = self.pipeline.on_response(command.utterance_id, command.text, self._now)
-            if answer:
-                for event in answer:
-                    self._on_event(event)
-            elif command.text.strip():
-                self._say(SpeakJob(command.text))
+            if self.dialogue is None:
+                if command.text.strip():
+                    self._say(SpeakJob(command.text))
+            else:  # an answer to an intent it does not wait for is not spoken
+                for item in self.dialogue.on_response(
+                    command.utterance_id, command.text, self._now
+                ):
+                    self._perform(item)
         elif isinstance(command, TtsRequest):
             self.tts.request(command)
         elif isinstance(command, Slots):
@@ -238,20 +255,40 @@ class SatelliteApp:
         elif command.command == "volume" and command.volume is not None:
             self.voice.volume = command.volume
 
-    def _on_event(self, event: Event) -> None:
-        if isinstance(event, BargeIn):
+    def _take(self, events: list[Event]) -> None:
+        """The pipeline's events, then the actions they brought."""
+        for event in events:
+            self._on_event(event)
+        for action in self.pipeline.take_actions():
+            self._perform(action)
+
+    def _perform(self, item: Event | Action) -> None:
+        """Publish a fact; carry out an action."""
+        if isinstance(item, Event):
+            self._on_event(item)
+            return
+        if self.on_action is not None:
+            self.on_action(item)
+        if isinstance(item, AnswerDue):
+            if self.dialogue is not None:
+                at = item.timestamp_seconds
+                for answer in self.dialogue.handle(item.result, item.utterance_id, at):
+                    self._perform(answer)
+        elif isinstance(item, BargeIn):
             self.voice.stop()
-        elif isinstance(event, ReplyRequested):
+        elif isinstance(item, ReplyRequested):
             if self.pipeline.hearing:
-                self._acknowledge(event.utterance_id)
-            self._say(SpeakJob(event.text))
-        elif isinstance(event, HaIntentRequested):
-            self._acknowledge(event.utterance_id)
-        elif isinstance(event, PlaybackControl):
-            if event.action == "stop":
+                self._acknowledge(item.utterance_id)
+            self._say(SpeakJob(item.text))
+        elif isinstance(item, HaIntentRequested):
+            self._acknowledge(item.utterance_id)
+        elif isinstance(item, PlaybackControl):
+            if item.action == "stop":
                 self._stop_speaking()
-            elif event.action == "volume":
-                self.voice.volume = event.volume / 100.0
+            elif item.action == "volume":
+                self.voice.volume = item.volume / 100.0
+
+    def _on_event(self, event: Event) -> None:
         if isinstance(event, StateChanged):
             if not self._speaking:
                 self._set_state(event.state, event.timestamp_seconds)

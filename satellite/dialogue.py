@@ -1,8 +1,9 @@
 """What the satellite says and does about an understood (or not understood) utterance.
 
-Care intents are answered here, on the device. Home Assistant intents are handed on as
-``HaIntentRequested`` events; HA's spoken answer comes back through ``on_response``,
-and when it does not come within ``ha_timeout_seconds`` a fallback is spoken instead.
+The app owns it. Care intents are answered here, on the device. Home Assistant intents
+are handed on as ``HaIntentRequested`` actions; HA's spoken answer comes back through
+``on_response``, and when it does not come within ``ha_timeout_seconds`` a fallback is
+spoken instead. It returns facts to publish (``HelpRequested``) and actions to carry out.
 Pure logic: the caller passes the time in, so tests need no clock.
 """
 
@@ -13,8 +14,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .actions import Action, HaIntentRequested, PlaybackControl, ReplyRequested
 from .events import Event
-from .nlu.events import HaIntentRequested, HelpRequested, PlaybackControl, ReplyRequested
+from .nlu.events import HelpRequested
 from .nlu.intents import CARE_INTENTS
 from .nlu.recognizer import IntentResult
 
@@ -56,7 +58,9 @@ class Dialogue:
         """Utterance ids whose HA answer is still awaited."""
         return list(self._pending)
 
-    def handle(self, result: IntentResult, utterance_id: str, at_seconds: float) -> list[Event]:
+    def handle(
+        self, result: IntentResult, utterance_id: str, at_seconds: float
+    ) -> list[Event | Action]:
         """React to an understood (or not understood) utterance."""
         intent = result.intent
         if intent is None:
@@ -75,16 +79,16 @@ class Dialogue:
             ]
         return self._care(intent, result, utterance_id, at_seconds)
 
-    def on_response(self, utterance_id: str, text: str, at_seconds: float) -> list[Event]:
+    def on_response(self, utterance_id: str, text: str, at_seconds: float) -> list[Event | Action]:
         """HA answered an intent: speak its answer (a late or unknown one is ignored)."""
         if self._pending.pop(utterance_id, None) is None:
             _LOGGER.info("Ignoring a response for %s: not waiting for it", utterance_id)
             return []
         return self._say(utterance_id, text, at_seconds) if text.strip() else []
 
-    def tick(self, at_seconds: float) -> list[Event]:
+    def tick(self, at_seconds: float) -> list[Event | Action]:
         """Speak the fallback for every HA intent whose answer is overdue."""
-        events: list[Event] = []
+        events: list[Event | Action] = []
         for utterance_id, pending in list(self._pending.items()):
             if at_seconds >= pending.deadline_seconds:
                 del self._pending[utterance_id]
@@ -95,7 +99,7 @@ class Dialogue:
 
     def _care(
         self, intent: str, result: IntentResult, utterance_id: str, at_seconds: float
-    ) -> list[Event]:
+    ) -> list[Event | Action]:
         now = self._now()
         if intent == "CallForHelp":
             alert = HelpRequested(
@@ -127,7 +131,7 @@ class Dialogue:
             *self._say(utterance_id, REPLIES["volume"].format(volume=self.volume), at_seconds),
         ]
 
-    def _say(self, utterance_id: str, text: str, at_seconds: float) -> list[Event]:
+    def _say(self, utterance_id: str, text: str, at_seconds: float) -> list[Event | Action]:
         self._last_reply = text
         return [ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id, text=text)]
 

@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .actions import Action, BargeIn
 from .audio.chunk import AudioChunk
 from .audio.framer import Framer
 from .config import Config
@@ -25,7 +26,6 @@ from .frontend.wake import MicroWakeWordDetector
 from .prosody.monitor import ProsodyMonitor
 from .stt.hearing import MicHistory
 from .supervisor import Supervisor
-from .tts.events import BargeIn
 from .understanding import Understanding
 
 _LOGGER = logging.getLogger(__name__)
@@ -120,6 +120,7 @@ class Pipeline:
         self._mic = MicHistory()
         self._last_frame: AudioChunk | None = None
         self._supervisor = Supervisor()
+        self._actions: list[Action] = []
 
     @classmethod
     def from_config(cls, config: Config, continuous: bool = False) -> Pipeline:
@@ -156,9 +157,9 @@ class Pipeline:
         """Tell the loop whether the satellite is speaking (call it from the loop's thread).
 
         While it speaks, the microphone hears the satellite's own voice: the VAD and the
-        recorder ignore those frames and only the wake word runs. A wake word then emits
-        ``BargeIn`` (stop the player on it) before ``WakeDetected``, clears the flag and
-        starts listening as usual.
+        recorder ignore those frames and only the wake word runs. A wake word then gives
+        a ``BargeIn`` action (stop the player on it; see ``take_actions``), clears the
+        flag and starts listening as usual.
         """
         self._speaking = speaking
 
@@ -195,19 +196,20 @@ class Pipeline:
         return events
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
-        """Events that arrive between frames: LLM fallback results, overdue HA answers
-        (waiting up to ``wait_seconds`` for results still being worked out)."""
+        """Events that arrive between frames: LLM fallback results (waiting up to
+        ``wait_seconds`` for results still being worked out)."""
         understanding = self.stages.understanding
         if understanding is None:
             return []
         return understanding.poll(now_seconds, wait_seconds)
 
-    def on_response(self, utterance_id: str, text: str, now_seconds: float) -> list[Event]:
-        """Home Assistant answered the intent of an utterance: what to say."""
-        understanding = self.stages.understanding
-        if understanding is None or understanding.dialogue is None:
-            return []
-        return understanding.dialogue.on_response(utterance_id, text, now_seconds)
+    def take_actions(self) -> list[Action]:
+        """What the satellite is to do since the last call, in order: barge-in, and the
+        answers understanding owes (the app carries them out; nothing is published)."""
+        actions, self._actions = self._actions, []
+        if self.stages.understanding is not None:
+            actions += self.stages.understanding.take_actions()
+        return actions
 
     def reset(self) -> None:
         """Reset every stage and return to the starting state."""
@@ -243,11 +245,8 @@ class Pipeline:
             if hit is not None:
                 if self._speaking:
                     self._speaking = False
-                    events.append(
-                        BargeIn(
-                            timestamp_seconds=round(hit.timestamp_seconds, 3),
-                            wake_word=hit.wake_word,
-                        )
+                    self._actions.append(
+                        BargeIn(round(hit.timestamp_seconds, 3), wake_word=hit.wake_word)
                     )
                 self._on_wake(hit, events)
             return

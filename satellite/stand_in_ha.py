@@ -1,8 +1,9 @@
 """A stand-in for Home Assistant, for the demo and for runs with no broker.
 
-It answers each ``HaIntentRequested`` the way Home Assistant's default intent handlers
-speak ("Turned on the kitchen light"), by putting a ``SpokenResponse`` into the app's
-inbox, the path a real answer takes over MQTT. It carries nothing out: it never stands
+It answers each intent meant for Home Assistant (what HA would find on ``intent``: an
+``IntentRecognized`` whose intent is not one of ours) the way HA's default intent
+handlers speak ("Turned on the kitchen light"), by putting a ``SpokenResponse`` into the
+app's inbox, the path a real answer takes over MQTT. It carries nothing out: it never stands
 in for a real home, and ``run`` refuses it when MQTT is on.
 """
 
@@ -14,7 +15,8 @@ from typing import Any
 from .app import EventSink
 from .events import Event
 from .mqtt.payloads import Command, SpokenResponse
-from .nlu.events import HaIntentRequested
+from .nlu.events import IntentRecognized
+from .nlu.intents import CARE_INTENTS
 
 #: What the stand-in says per intent; {target} is the name or area the command named.
 ANSWERS = {
@@ -48,7 +50,11 @@ class StandInHomeAssistant:
     def publish_event(self, event: Event) -> None:
         """Pass the event on; answer it when it is meant for Home Assistant."""
         self._inner.publish_event(event)
-        if isinstance(event, HaIntentRequested):
+        if (
+            isinstance(event, IntentRecognized)
+            and event.intent is not None
+            and event.intent not in CARE_INTENTS
+        ):
             text = answer_for(event.intent, event.slots)
             self.answered.append((event.utterance_id, text))
             self._inbox.put(SpokenResponse(event.utterance_id, text))

@@ -1,7 +1,9 @@
 """A readable timeline of a session: what was heard, understood, answered and alerted.
 
-``Timeline`` wraps an event sink and prints one line per event a person cares about,
-stamped with the time on the microphone's clock (seconds from the start of the input).
+``Timeline`` wraps an event sink and prints one line per event a person cares about, and
+per action the app carries out (``action``: what it says, what it asks of Home
+Assistant), stamped with the time on the microphone's clock (seconds from the start of
+the input).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import json
 import sys
 from typing import Any, TextIO
 
+from .actions import Action, HaIntentRequested, ReplyRequested
 from .app import EventSink
 from .events import Event, StageError, WakeDetected
-from .nlu.events import HaIntentRequested, HelpRequested, IntentRecognized, ReplyRequested
+from .nlu.events import HelpRequested, IntentRecognized
 from .prosody.events import Alert, Prosody
 
 
-def describe(event: Event) -> str | None:
+def describe(event: Event | Action) -> str | None:
     """One line about ``event``, or None when it is not worth a line."""
     if isinstance(event, WakeDetected):
         return f'wake word "{event.wake_word}"'
@@ -54,9 +57,16 @@ class Timeline:
 
     def publish_event(self, event: Event) -> None:
         """Print the event's line (if any) and pass it on."""
-        line = describe(event)
+        self._print(event)
+        self._inner.publish_event(event)
+
+    def action(self, action: Action) -> None:
+        """Print the line of an action the app carries out (if any)."""
+        self._print(action)
+
+    def _print(self, item: Event | Action) -> None:
+        line = describe(item)
         if line is not None:
-            stamped = f"{event.timestamp_seconds:7.2f} s  {line}"
+            stamped = f"{item.timestamp_seconds:7.2f} s  {line}"
             self.lines.append(stamped)
             print(stamped, file=self._out, flush=True)
-        self._inner.publish_event(event)

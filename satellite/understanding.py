@@ -1,4 +1,4 @@
-"""Understanding in the frame loop: streaming STT, early endpoint, intent, dialogue.
+"""Understanding in the frame loop: streaming STT, early endpoint, intent.
 
 The recognizer hears the utterance while it is spoken (pre-roll included). When the
 trailing silence reaches ``early_endpoint_seconds`` and what was heard is already a
@@ -11,14 +11,16 @@ quiet room). In-domain results go through the templates at once; out-of-domain s
 goes to the fallback worker (open transcription, then the LLM) and comes back through
 ``poll``. A follow-on utterance (heard after another with no wake word, from the start
 of that one: see frontend/recorder.py) needs ``follow_on_margin`` more score, as the
-grammar lays words over the pause inside it. It gets no reply when it is not understood
-(it may not have been meant for the satellite) or understood as the utterance before it
-was (the person only went on after a pause: that was already done).
+grammar lays words over the pause inside it. It is owed no answer when it is not
+understood (it may not have been meant for the satellite) or understood as the utterance
+before it was (the person only went on after a pause: that was already done). Every
+other understood (or not understood) utterance gives an ``AnswerDue`` action, which the
+app hands to its dialogue.
 
 The parts: stt/session.py hears the utterance and judges its room, belief.py decides
 whether a result is believed (by the rules in nlu/trust.py) and nlu/fallback.py keeps the
-fallback's jobs. ``Understanding`` drives them from the recorder's events, reports each
-utterance and answers through the dialogue.
+fallback's jobs. ``Understanding`` drives them from the recorder's events and reports
+each utterance.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .actions import Action, AnswerDue
 from .audio.chunk import AudioChunk
 from .belief import Belief
 from .config import Config
-from .dialogue import Dialogue
 from .events import Event, SpeechStarted, UtteranceEnded
 from .frontend.recorder import Phase, UtteranceRecorder
 from .nlu import trust
@@ -85,14 +87,13 @@ class Understanding:
         templates: TemplateRecognizer,
         fallback: LlmFallback | None = None,
         open_transcribe: Callable[[AudioChunk], str] | None = None,
-        dialogue: Dialogue | None = None,
         settings: SttSettings | None = None,
     ) -> None:
         self.settings = settings or SttSettings()
         self.hearing = HearingSession(recognizer, self.settings)
         self.belief = Belief(self.hearing, templates, self.settings)
         self.jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
-        self.dialogue = dialogue
+        self._actions: list[Action] = []
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
@@ -253,9 +254,12 @@ class Understanding:
         if self.jobs is not None:
             for utterance_id, result in self.jobs.collect(wait_seconds):
                 events.extend(self._conclude(utterance_id, result, now_seconds))
-        if self.dialogue is not None:
-            events.extend(self.dialogue.tick(now_seconds))
         return events
+
+    def take_actions(self) -> list[Action]:
+        """The answers owed since the last call (``AnswerDue``), in order."""
+        actions, self._actions = self._actions, []
+        return actions
 
     def _conclude(self, utterance_id: str, result: IntentResult, now: float) -> list[Event]:
         report = self.reports.get(utterance_id)
@@ -272,9 +276,8 @@ class Understanding:
                 text=result.text,
             )
         ]
-        quiet = self._said_before(utterance_id, result)
-        if self.dialogue is not None and not quiet:
-            events.extend(self.dialogue.handle(result, utterance_id, now))
+        if not self._said_before(utterance_id, result):
+            self._actions.append(AnswerDue(now, utterance_id, result))
         return events
 
     def _said_before(self, utterance_id: str, result: IntentResult) -> bool:
@@ -308,10 +311,8 @@ class Understanding:
             del self._follow_ons[dropped]  # will not conclude
 
 
-def build_understanding(
-    config: Config, use_llm: bool = True, with_dialogue: bool = True
-) -> Understanding:
-    """Recognizer, templates, fallback and dialogue from the configuration."""
+def build_understanding(config: Config, use_llm: bool = True) -> Understanding:
+    """Recognizer, templates and fallback from the configuration."""
     from .stt.factory import configured_intent_set, make_recognizer  # noqa: PLC0415
 
     language = config.satellite.language
@@ -323,13 +324,11 @@ def build_understanding(
     open_transcribe = None
     if config.stt.open_transcripts and config.stt.engine == "pocketsphinx":
         open_transcribe = _LazyOpenTranscriber(config.satellite.language)
-    dialogue = Dialogue(config.nlu.ha_timeout_seconds) if with_dialogue else None
     understanding = Understanding(
         recognizer,
         TemplateRecognizer(intent_set),
         fallback,
         open_transcribe,
-        dialogue,
         config.stt,
     )
     if config.prosody.enabled:

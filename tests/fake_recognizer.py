@@ -45,7 +45,7 @@ def understanding_with(recognizer: SpeechRecognizer, config: Config | None = Non
     """Understanding with ``config``'s templates and settings that hears through
     ``recognizer``."""
     config = config or Config()
-    base = build_understanding(config, use_llm=False, with_dialogue=False)
+    base = build_understanding(config, use_llm=False)
     return Understanding(recognizer, base.templates, settings=config.stt)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
+from satellite.actions import HaIntentRequested, PlaybackControl, ReplyRequested
 from satellite.dialogue import REPLIES, Dialogue
-from satellite.nlu.events import HaIntentRequested, HelpRequested, PlaybackControl, ReplyRequested
+from satellite.nlu.events import HelpRequested
 from satellite.nlu.recognizer import IntentResult
 
 NOW = dt.datetime(2026, 3, 14, 15, 9)

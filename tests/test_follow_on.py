@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from satellite.actions import Action, AnswerDue, ReplyRequested
 from satellite.app import SatelliteApp
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
@@ -27,7 +28,7 @@ from satellite.dialogue import Dialogue
 from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
 from satellite.frontend.recorder import FOLLOW_ON_CARRY_SECONDS, MAX_FOLLOW_ONS
 from satellite.mqtt.payloads import Command
-from satellite.nlu.events import IntentRecognized, ReplyRequested
+from satellite.nlu.events import IntentRecognized
 from satellite.pipeline import Pipeline, build_stages
 from satellite.tts.espeak import EspeakEngine
 from tests import synth
@@ -180,16 +181,13 @@ def test_a_follow_on_is_answered_only_when_it_asks_something_new(
     config = validate(WIDE)
     audio, _ = _conversation(["what time is it", "and what's the date"], [1.2])
     understanding = understanding_with(_HeardInTurn(heard, score), config)
-    understanding.dialogue = Dialogue()
-    stages = build_stages(config)
-    stages.understanding = understanding
-    stages.prosody = None
-    events = Pipeline(stages).process(synth.to_chunk(audio))
+    pipeline = Pipeline(build_stages(config, understanding=understanding))
+    events = pipeline.process(synth.to_chunk(audio))
     ids = [u.utterance_id for u in _utterances(events)]
     decided = [(e.utterance_id, e.intent) for e in events if isinstance(e, IntentRecognized)]
     assert decided == list(zip(ids, intents, strict=True))
-    replies = [e.utterance_id for e in events if isinstance(e, ReplyRequested)]
-    assert replies == [ids[i] for i in replied]
+    answered = [a.utterance_id for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
+    assert answered == [ids[i] for i in replied]
 
 
 @pytest.mark.parametrize("above", [0.5, -0.5])
@@ -241,21 +239,27 @@ def test_a_reply_waits_until_the_person_has_finished() -> None:
     config = validate(WIDE)
     audio, _ = _conversation(["what time is it"], [])
     understanding = understanding_with(Heard("what time is it", 100.0), config)
-    understanding.dialogue = Dialogue()
-    stages = build_stages(config)
-    stages.understanding = understanding
-    stages.prosody = None
-    pipeline = Pipeline(stages)
+    pipeline = Pipeline(build_stages(config, understanding=understanding))
     sink, sent = _Sink(), _Events()
     inbox: queue.Queue[Command] = queue.Queue()
-    app = SatelliteApp(pipeline, sent, inbox, EspeakEngine(), sink, lambda *_: None)
+    done: list[Action] = []
+    app = SatelliteApp(
+        pipeline,
+        sent,
+        inbox,
+        EspeakEngine(),
+        sink,
+        lambda *_: None,
+        dialogue=Dialogue(),
+        on_action=done.append,
+    )
     seen: list[tuple[bool, bool]] = []
 
     def chunks() -> Iterator[AudioChunk]:
         step = 1600
         samples = synth.to_chunk(audio).to_int16()
         for start in range(0, len(samples), step):
-            if any(isinstance(e, ReplyRequested) for e in sent.events) and pipeline.hearing:
+            if any(isinstance(a, ReplyRequested) for a in done) and pipeline.hearing:
                 time.sleep(0.3)  # the speaker would have begun by now
                 seen.append((pipeline.hearing, sink.played.is_set()))
             yield AudioChunk.from_int16(

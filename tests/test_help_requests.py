@@ -172,7 +172,7 @@ def test_spoken_requests_for_help_call_for_help_end_to_end(pause: bool) -> None:
     may be taken for a command; the follow-on, the whole sentence, calls for help."""
     need_llm()
     config = Config()
-    understanding = build_understanding(config, use_llm=True, with_dialogue=False)
+    understanding = build_understanding(config, use_llm=True)
     assert understanding.fallback is not None and understanding.fallback.available
     called, actions = [], []
     try:

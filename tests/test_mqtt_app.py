@@ -19,9 +19,18 @@ from satellite.audio.io import NullSink
 from satellite.audio.wav import WavFileSource
 from satellite.cli import main
 from satellite.config import Config
+from satellite.dialogue import Dialogue
 from satellite.events import Event, StateChanged, WakeDetected
-from satellite.mqtt.payloads import Command, Control, SayRequest, Slots, TtsRequest
+from satellite.mqtt.payloads import (
+    Command,
+    Control,
+    SayRequest,
+    Slots,
+    SpokenResponse,
+    TtsRequest,
+)
 from satellite.mqtt.tts_responder import wav_bytes
+from satellite.nlu.recognizer import IntentResult
 from satellite.pipeline import Pipeline
 from satellite.tts.base import TtsError
 from satellite.tts.espeak import EspeakEngine
@@ -187,3 +196,25 @@ def test_run_command_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert set(states[3:]) <= {"responding", "idle"}
     assert f"{BASE}/intent" in topics
     assert "listening on" in capsys.readouterr().err
+
+
+def test_home_assistant_answers_are_spoken_only_for_intents_awaited(pipeline: Pipeline) -> None:
+    """The dialogue (the app's) waits for HA's answer to each HA intent it handed on; a
+    response for any other utterance (before a restart, or made up) is not spoken."""
+    pipeline.reset()
+    recorder, sink = Recorder(), WritingSink()
+    dialogue = Dialogue()
+    inbox: queue.Queue[Command] = queue.Queue()
+    app = SatelliteApp(
+        pipeline, recorder, inbox, EspeakEngine(), sink, recorder.publish, dialogue=dialogue
+    )
+    try:
+        made_up = "This answer belongs to no intent the satellite handed on, so it is not spoken."
+        app.handle(SpokenResponse("u41", made_up))
+        assert app.voice.idle()  # nothing was queued for it
+        dialogue.handle(IntentResult("HassTurnOn", {"name": "kitchen light"}), "u42", 0.0)
+        app.handle(SpokenResponse("u42", "Done."))
+    finally:
+        app.close()
+    spoken = sum(c.seconds for c in sink.chunks)
+    assert 0.2 < spoken < 1.5  # "Done.", and not the made-up one (over 4 s)

@@ -111,7 +111,7 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Config:
 
 
 def _understanding(config: Config) -> Understanding:
-    return build_understanding(config, use_llm=False, with_dialogue=False)
+    return build_understanding(config, use_llm=False)
 
 
 def _intent_set(config: Config) -> IntentSet:

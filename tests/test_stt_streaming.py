@@ -150,7 +150,7 @@ def test_a_room_that_proves_loud_is_heard_again_denoised() -> None:
     command is searched again, denoised, and needs the loud room's score."""
     audio = _noise_after_the_wake_word("what time is it", 8.0)
     stages = build_stages(_config(), continuous=False)
-    understanding = build_understanding(_config(), use_llm=False, with_dialogue=False)
+    understanding = build_understanding(_config(), use_llm=False)
     stages.understanding = understanding
     searches: list[float] = []
     start = understanding.recognizer.start

@@ -13,6 +13,7 @@ import threading
 import numpy as np
 import pytest
 
+from satellite.actions import Action, BargeIn
 from satellite.audio.chunk import AudioChunk, resample
 from satellite.audio.events import PlaybackStopped
 from satellite.audio.player import Player
@@ -21,7 +22,6 @@ from satellite.config import Config
 from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
 from satellite.pipeline import Pipeline
 from satellite.tts.espeak import EspeakEngine
-from satellite.tts.events import BargeIn
 from satellite.tts.speaker import Speaker
 from tests import synth
 
@@ -51,13 +51,16 @@ def _run(
     person: synth.Float,
     echo: synth.Float,
     on_barge_in: threading.Event | None = None,
-) -> list[Event]:
-    events: list[Event] = []
+) -> list[Event | Action]:
+    """The pipeline's events and actions, a frame's actions (decided first) before its
+    events."""
+    events: list[Event | Action] = []
     stopped = False
     for start in range(0, len(person) - FRAME + 1, FRAME):
         frame = person[start : start + FRAME] + (0.0 if stopped else echo[start : start + FRAME])
         samples = synth.to_chunk(frame).samples
-        new = pipeline.process(AudioChunk(synth.RATE, 2, 1, samples, start / synth.RATE))
+        heard = pipeline.process(AudioChunk(synth.RATE, 2, 1, samples, start / synth.RATE))
+        new: list[Event | Action] = [*pipeline.take_actions(), *heard]
         events += new
         if any(isinstance(e, BargeIn) for e in new):
             stopped = True
@@ -74,13 +77,13 @@ def test_the_wake_word_over_the_satellites_voice_stops_it_and_listens() -> None:
     # the front end's events, in order (later stages, e.g. prosody, may add their own)
     kinds = (BargeIn, WakeDetected, StateChanged, SpeechStarted, UtteranceEnded)
     events = [e for e in events if isinstance(e, kinds)]
-    assert [e.type_name for e in events] == [
-        "barge_in",
-        "wake_detected",
-        "state_changed",
-        "speech_started",
-        "utterance_ended",
-        "state_changed",
+    assert [type(e).__name__ for e in events] == [
+        "BargeIn",
+        "WakeDetected",
+        "StateChanged",
+        "SpeechStarted",
+        "UtteranceEnded",
+        "StateChanged",
     ]
     barge_in, wake = events[0], events[1]
     assert isinstance(barge_in, BargeIn)

@@ -50,7 +50,7 @@ def replay(
 ) -> tuple[list[Event], Understanding]:
     """The audio through a pipeline with understanding (no LLM, no dialogue)."""
     stages = build_stages(config, continuous=continuous)
-    understanding = build_understanding(config, use_llm=False, with_dialogue=False)
+    understanding = build_understanding(config, use_llm=False)
     stages.understanding = understanding
     return Pipeline(stages).process(synth.to_chunk(audio)), understanding
 
@@ -73,7 +73,7 @@ def spoken(text: str, voice: str = "en-us") -> list[AudioChunk]:
 
 def sphinx_recognizer() -> PocketSphinxRecognizer:
     """The default recognizer, with new decoders."""
-    recognizer = build_understanding(Config(), use_llm=False, with_dialogue=False).recognizer
+    recognizer = build_understanding(Config(), use_llm=False).recognizer
     assert isinstance(recognizer, PocketSphinxRecognizer)
     return recognizer
 

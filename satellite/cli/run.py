@@ -22,6 +22,7 @@ from ..audio.chunk import AudioChunk
 from ..audio.io import AudioSink, open_sink, open_source
 from ..audio.realtime import PacedSink, ReplayClock, paced
 from ..config import Config, ConfigError, load
+from ..dialogue import Dialogue
 from ..mqtt.link import MqttLink
 from ..mqtt.payloads import Command
 from ..pipeline import Pipeline, build_stages
@@ -94,7 +95,8 @@ def _run(args: argparse.Namespace) -> int:
     clock = ReplayClock() if args.realtime else None
     sink = open_output(args.output or config.audio.output, config, clock)
     understanding = build_understanding(config)
-    events: EventSink = Timeline(link) if args.timeline else link
+    timeline = Timeline(link) if args.timeline else None
+    events: EventSink = timeline if timeline is not None else link
     if args.stand_in_ha:
         events = StandInHomeAssistant(events, inbox)
     app = SatelliteApp(
@@ -107,6 +109,8 @@ def _run(args: argparse.Namespace) -> int:
         SlotGrammar(config, understanding),
         config.player,
         load_feedback_sounds(config.tts.feedback),
+        Dialogue(config.nlu.ha_timeout_seconds),
+        timeline.action if timeline is not None else None,
     )
     signal.signal(signal.SIGTERM, lambda *_: app.stop())
     if settings.enabled:

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     config.logging.apply()
     print(f"loading models for {config.satellite.language} ...", file=sys.stderr)
     stages = build_stages(config, continuous=True)
-    understanding = build_understanding(config, use_llm=not args.no_llm, with_dialogue=False)
+    understanding = build_understanding(config, use_llm=not args.no_llm)
     stages.understanding = understanding
     pipeline = Pipeline(stages)
     source = open_source(args.input, queue_ms=config.audio.queue_ms)

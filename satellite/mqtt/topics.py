@@ -43,9 +43,9 @@ class Route:
         return self.qos >= 1 and not self.retain
 
 
-#: Event type name -> route. Types without a row stay on the device: playback events,
-#: barge-in, ``reply``, ``playback_control`` and ``ha_intent`` (Home Assistant carries
-#: out the HA intents it finds on ``intent``, so a second topic would run them twice).
+#: Event type name -> route. Types without a row stay on the device (playback events).
+#: Actions (satellite/actions.py) are not events and never reach the link: Home
+#: Assistant carries out the HA intents it finds on ``intent``.
 ROUTES: dict[str, Route] = {
     "state_changed": Route(STATE, qos=1, retain=True),
     "wake_detected": Route("event/wake"),

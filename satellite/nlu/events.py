@@ -35,16 +35,6 @@ class IntentRecognized(Event):
 
 
 @dataclass(frozen=True)
-class ReplyRequested(Event):
-    """The satellite wants to say something."""
-
-    type_name: ClassVar[str] = "reply"
-
-    utterance_id: str
-    text: str
-
-
-@dataclass(frozen=True)
 class HelpRequested(Event):
     """Someone asked for help: a caregiver must be alerted."""
 
@@ -53,24 +43,3 @@ class HelpRequested(Event):
     utterance_id: str
     text: str
     severity: str
-
-
-@dataclass(frozen=True)
-class HaIntentRequested(Event):
-    """An intent for Home Assistant to carry out; its answer comes back as a response."""
-
-    type_name: ClassVar[str] = "ha_intent"
-
-    utterance_id: str
-    intent: str
-    slots: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class PlaybackControl(Event):
-    """Stop speaking, or change the volume (``volume`` 0-100 after the change)."""
-
-    type_name: ClassVar[str] = "playback_control"
-
-    action: str
-    volume: int

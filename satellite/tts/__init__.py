@@ -1,16 +1,14 @@
-"""Speech out: text splitting, synthesis engines, the TTS thread and barge-in.
+"""Speech out: text splitting, synthesis engines and the TTS thread.
 
 Engines: ``espeak`` (libespeak-ng in-process, the default), ``piper`` (extra ``piper``),
 ``pocket`` (extra ``pocket``); build one with ``satellite.tts.engines.make_engine``.
 """
 
 from .base import TtsEngine, TtsError, UnknownVoiceError, clean_text
-from .events import BargeIn
 from .settings import FeedbackSettings, TtsSettings
 from .text import SplitterSettings, TextSplitter, split_text, split_text_async
 
 __all__ = [
-    "BargeIn",
     "FeedbackSettings",
     "SplitterSettings",
     "TextSplitter",

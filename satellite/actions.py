@@ -1,0 +1,62 @@
+"""Actions: instructions inside the process, as opposed to events, which are facts.
+
+Events (``satellite.events`` and the packages' ``events`` modules) say what happened;
+they are what the MQTT link publishes. Actions say what the satellite is to do next:
+answer an utterance, speak, ask Home Assistant, stop or change the volume. The pipeline
+hands its actions to the app through ``Pipeline.take_actions``, the dialogue returns them
+to the app, and the app carries them out; the link never sees one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .nlu.recognizer import IntentResult
+
+
+@dataclass(frozen=True)
+class Action:
+    """Something to do, decided at ``timestamp_seconds`` (the microphone's clock)."""
+
+    timestamp_seconds: float
+
+
+@dataclass(frozen=True)
+class AnswerDue(Action):
+    """An utterance was understood (or not) and is owed an answer by the dialogue."""
+
+    utterance_id: str
+    result: IntentResult
+
+
+@dataclass(frozen=True)
+class ReplyRequested(Action):
+    """Say ``text`` (about ``utterance_id``)."""
+
+    utterance_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class HaIntentRequested(Action):
+    """Home Assistant is to carry out ``intent``; its spoken answer comes as a response."""
+
+    utterance_id: str
+    intent: str
+    slots: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PlaybackControl(Action):
+    """Stop speaking (``action`` ``stop``), or set the volume (``volume``, 0-100)."""
+
+    action: str
+    volume: int
+
+
+@dataclass(frozen=True)
+class BargeIn(Action):
+    """The wake word was heard while the satellite was speaking: stop speech, listen."""
+
+    wake_word: str
