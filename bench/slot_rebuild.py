@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import print_table, stats_ms, write_results
 from satellite.audio.framer import Framer
 from satellite.config import Config
-from satellite.pipeline import Pipeline, build_stages
+from satellite.pipeline import build_pipeline
 from satellite.slot_grammar import SlotGrammar
 from satellite.understanding import build_understanding
 from tests import synth
@@ -39,10 +39,8 @@ HA_AREAS = ("office", "porch")
 
 def measure(config: Config, rebuild: bool) -> dict[str, Any]:
     """Gaps between frames for 3 s, or while one rebuild runs, and how long it took."""
-    stages = build_stages(config, continuous=False)
     understanding = build_understanding(config, use_llm=False)
-    stages.understanding = understanding
-    pipeline = Pipeline(stages)
+    pipeline = build_pipeline(config, understanding=understanding)
     grammar = SlotGrammar(config, understanding)
     scene = synth.wake_scene("turn on the kitchen light", "en-us", 150, tail_seconds=3.0)
     audio = scene.audio + synth.white_noise(len(scene.audio) / synth.RATE, 15.0, seed=1)

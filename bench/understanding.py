@@ -42,7 +42,7 @@ from satellite.events import Event
 from satellite.nlu.events import IntentRecognized
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.nlu.llm import LlmFallback
-from satellite.pipeline import Pipeline, build_stages
+from satellite.pipeline import build_pipeline
 from satellite.understanding import build_understanding
 from tests import synth
 from tests.understand import FLOOR_RMS, commands, lines
@@ -79,11 +79,9 @@ def replay(
         audio = synth.add_noise(audio, snr_db, seed=100 + seed, reference=audio[start:end])
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
     end_seconds = scene.command_end_seconds
-    stages = build_stages(config, continuous=not wake)
-    stages.understanding = build_understanding(config, use_llm=False)
-    stages.prosody = None
-    stages.understanding.prosody = None
-    pipeline = Pipeline(stages)
+    understanding = build_understanding(config, use_llm=False)
+    understanding.prosody = None
+    pipeline = build_pipeline(config, continuous=not wake, understanding=understanding)
     stt_ns: list[int] = []
     result: dict[str, Any] = {"text": text, "voice": voice, "intent": None}
     for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
@@ -98,7 +96,7 @@ def replay(
             if isinstance(event, IntentRecognized) and result["intent"] is None:
                 result["intent"] = event.intent
                 result["latency_ms"] = (chunk.end_seconds - end_seconds) * 1000.0 + spent / 1e6
-                report = stages.understanding.reports[event.utterance_id]
+                report = understanding.reports[event.utterance_id]
                 result["reason"] = report.reason
                 result["second_hearing_ms"] = report.timings_ms.get("second_hearing")
                 result["own_mean_ms"] = report.timings_ms.get("own_mean_search")

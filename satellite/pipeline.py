@@ -105,6 +105,14 @@ def build_stages(
     )
 
 
+def build_pipeline(
+    config: Config, continuous: bool = False, understanding: Understanding | None = None
+) -> Pipeline:
+    """The frame loop's pipeline from the configuration: every stage, and
+    ``understanding`` when given (``continuous``: no wake word, every utterance heard)."""
+    return Pipeline(build_stages(config, continuous, understanding))
+
+
 class Pipeline:
     """Front end + wake word + utterance recorder as one synchronous frame loop.
 
@@ -121,11 +129,6 @@ class Pipeline:
         self._last_frame: AudioChunk | None = None
         self._supervisor = Supervisor()
         self._actions: list[Action] = []
-
-    @classmethod
-    def from_config(cls, config: Config, continuous: bool = False) -> Pipeline:
-        """Build the stages from configuration."""
-        return cls(build_stages(config, continuous))
 
     @property
     def errors_by_stage(self) -> dict[str, int]:

@@ -29,7 +29,7 @@ from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded,
 from satellite.frontend.recorder import FOLLOW_ON_CARRY_SECONDS, MAX_FOLLOW_ONS
 from satellite.mqtt.payloads import Command
 from satellite.nlu.events import IntentRecognized
-from satellite.pipeline import Pipeline, build_stages
+from satellite.pipeline import build_pipeline
 from satellite.tts.espeak import EspeakEngine
 from tests import synth
 from tests.fake_recognizer import Heard, understanding_with
@@ -65,7 +65,7 @@ def _conversation(
 
 
 def _run(audio: synth.Float, config: Config) -> list[Event]:
-    return Pipeline.from_config(config).process(synth.to_chunk(audio))
+    return build_pipeline(config).process(synth.to_chunk(audio))
 
 
 def _utterances(events: list[Event]) -> list[UtteranceEnded]:
@@ -181,7 +181,7 @@ def test_a_follow_on_is_answered_only_when_it_asks_something_new(
     config = validate(WIDE)
     audio, _ = _conversation(["what time is it", "and what's the date"], [1.2])
     understanding = understanding_with(_HeardInTurn(heard, score), config)
-    pipeline = Pipeline(build_stages(config, understanding=understanding))
+    pipeline = build_pipeline(config, understanding=understanding)
     events = pipeline.process(synth.to_chunk(audio))
     ids = [u.utterance_id for u in _utterances(events)]
     decided = [(e.utterance_id, e.intent) for e in events if isinstance(e, IntentRecognized)]
@@ -199,13 +199,11 @@ def test_a_follow_on_needs_more_score_than_a_command_after_the_wake_word(above: 
     score += config.stt.follow_on_margin + above
     audio, _ = _conversation(["turn on the kitchen light", "turn off the kitchen light"], [1.2])
     recognizer = _HeardInTurn(["turn on the kitchen light", "turn off the kitchen light"], score)
-    stages = build_stages(config)
-    stages.understanding = understanding_with(recognizer, config)
-    stages.prosody = None
-    events = Pipeline(stages).process(synth.to_chunk(audio))
+    understanding = understanding_with(recognizer, config)
+    events = build_pipeline(config, understanding=understanding).process(synth.to_chunk(audio))
     decided = [e.intent for e in events if isinstance(e, IntentRecognized)]
     assert decided == ["HassTurnOn", "HassTurnOff" if above > 0 else None]
-    assert not stages.understanding.open_follow_ons  # nothing kept of concluded ones
+    assert not understanding.open_follow_ons  # nothing kept of concluded ones
 
 
 # --- replies wait -------------------------------------------------------------------------
@@ -239,7 +237,7 @@ def test_a_reply_waits_until_the_person_has_finished() -> None:
     config = validate(WIDE)
     audio, _ = _conversation(["what time is it"], [])
     understanding = understanding_with(Heard("what time is it", 100.0), config)
-    pipeline = Pipeline(build_stages(config, understanding=understanding))
+    pipeline = build_pipeline(config, understanding=understanding)
     sink, sent = _Sink(), _Events()
     inbox: queue.Queue[Command] = queue.Queue()
     done: list[Action] = []

@@ -14,7 +14,7 @@ from satellite.events import (
     UtteranceEnded,
     WakeDetected,
 )
-from satellite.pipeline import Pipeline, State
+from satellite.pipeline import State, build_pipeline
 from tests import synth
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
@@ -30,7 +30,7 @@ SCENES = [
 
 
 def _run(audio: synth.Float, config: Config | None = None, continuous: bool = False) -> list[Event]:
-    pipeline = Pipeline.from_config(config or Config(), continuous=continuous)
+    pipeline = build_pipeline(config or Config(), continuous=continuous)
     return pipeline.process(synth.to_chunk(audio))
 
 
@@ -135,7 +135,7 @@ def test_wake_without_command_times_out() -> None:
         [synth.silence(1.0), synth.espeak("okay nabu", "en-us", 150), synth.silence(3.0)]
     )
     config = validate({"frontend": {"recorder": {"listen_timeout_seconds": 2.0}}})
-    pipeline = Pipeline.from_config(config)
+    pipeline = build_pipeline(config)
     events = pipeline.process(synth.to_chunk(audio))
     assert [e.type_name for e in events] == [
         "wake_detected",
@@ -179,7 +179,7 @@ def test_continuous_mode_finds_every_utterance_without_wake_word() -> None:
 def test_chunk_size_does_not_change_events() -> None:
     scene = synth.wake_scene("turn off the bedroom lamp", "en-us", 160)
     whole = [e.to_dict() for e in _run(scene.audio)]
-    pipeline = Pipeline.from_config(Config())
+    pipeline = build_pipeline(Config())
     rng = np.random.default_rng(5)
     pieces: list[dict[str, object]] = []
     position = 0

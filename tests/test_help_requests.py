@@ -29,7 +29,7 @@ from satellite.config import Config
 from satellite.events import UtteranceEnded
 from satellite.nlu.events import IntentRecognized
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
-from satellite.pipeline import Pipeline, build_stages
+from satellite.pipeline import build_pipeline
 from satellite.stt.base import WordTiming
 from satellite.understanding import EARLY_ENDPOINT_REASON, build_understanding
 from tests import synth
@@ -105,10 +105,8 @@ def _spoken_command(margin: float) -> tuple[str | None, str]:
     recognizer = _HeardInSpeech(
         "turn on the kitchen light", need + margin, scene.command_span[0] + 0.1
     )
-    stages = build_stages(config, continuous=False)
-    stages.understanding = understanding_with(recognizer)
-    stages.prosody = None
-    events = Pipeline(stages).process(synth.to_chunk(audio))
+    pipeline = build_pipeline(config, understanding=understanding_with(recognizer))
+    events = pipeline.process(synth.to_chunk(audio))
     (ended,) = [e for e in events if isinstance(e, UtteranceEnded)]
     (intent,) = [e for e in events if isinstance(e, IntentRecognized)]
     return intent.intent, ended.reason
@@ -177,11 +175,9 @@ def test_spoken_requests_for_help_call_for_help_end_to_end(pause: bool) -> None:
     called, actions = [], []
     try:
         for index, text in enumerate(lines("help_phrasings.txt")):
-            stages = build_stages(config, continuous=False)
             understanding.reset()
-            stages.understanding = understanding
-            stages.prosody = None
-            events = Pipeline(stages).process(synth.to_chunk(_request(text, index, True, pause)))
+            pipeline = build_pipeline(config, understanding=understanding)
+            events = pipeline.process(synth.to_chunk(_request(text, index, True, pause)))
             found = [e for e in events if isinstance(e, IntentRecognized)]
             found += [
                 e

@@ -31,7 +31,7 @@ from satellite.mqtt.payloads import (
 )
 from satellite.mqtt.tts_responder import wav_bytes
 from satellite.nlu.recognizer import IntentResult
-from satellite.pipeline import Pipeline
+from satellite.pipeline import Pipeline, build_pipeline
 from satellite.tts.base import TtsError
 from satellite.tts.espeak import EspeakEngine
 from tests import synth
@@ -89,7 +89,7 @@ def published(
 
 @pytest.fixture(scope="module")
 def pipeline() -> Pipeline:
-    return Pipeline.from_config(Config())
+    return build_pipeline(Config())
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ from satellite.nlu.intents import (
     load_intent_set,
     merge_slots,
 )
-from satellite.pipeline import Pipeline, build_stages
+from satellite.pipeline import build_pipeline
 from satellite.slot_grammar import SlotGrammar
 from satellite.stt.factory import compile_grammar, configured_intent_set
 from satellite.stt.sphinx import PocketSphinxRecognizer
@@ -291,14 +291,13 @@ def _chunks(audio: synth.Float, chunk_seconds: float = 0.1) -> Iterator[AudioChu
 
 @pytest.mark.usefixtures("need_espeak")
 def test_the_satellite_swaps_between_utterances_and_hears_the_new_name(config: Config) -> None:
-    stages = build_stages(config, continuous=True)
     understanding = _understanding(config)
-    stages.understanding = understanding
+    pipeline = build_pipeline(config, continuous=True, understanding=understanding)
     old = understanding.recognizer
     events = Events()
     inbox: queue.Queue[Command] = queue.Queue()
     app = SatelliteApp(
-        Pipeline(stages),
+        pipeline,
         events,
         inbox,
         EspeakEngine(),
@@ -356,8 +355,8 @@ def test_the_satellite_swaps_between_utterances_and_hears_the_new_name(config: C
 def test_without_a_grammar_the_app_only_keeps_the_slots() -> None:
     events = Events()
     inbox: queue.Queue[Command] = queue.Queue()
-    stages = build_stages(Config(), continuous=True)
-    app = SatelliteApp(Pipeline(stages), events, inbox, EspeakEngine(), NullSink(), events.publish)
+    pipeline = build_pipeline(Config(), continuous=True)
+    app = SatelliteApp(pipeline, events, inbox, EspeakEngine(), NullSink(), events.publish)
     inbox.put(Slots(("desk lamp",), ("office",)))
     app.poll()
     app.close()

@@ -18,7 +18,7 @@ from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
 from satellite.events import Event, UtteranceEnded
 from satellite.nlu.events import Transcript
-from satellite.pipeline import Pipeline, build_stages
+from satellite.pipeline import build_pipeline
 from satellite.stt.base import SttResult
 from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
 from satellite.stt.sphinx import word_score
@@ -149,9 +149,7 @@ def test_a_room_that_proves_loud_is_heard_again_denoised() -> None:
     """Judged quiet from the wake word, the room is loud by the end of the command: the
     command is searched again, denoised, and needs the loud room's score."""
     audio = _noise_after_the_wake_word("what time is it", 8.0)
-    stages = build_stages(_config(), continuous=False)
     understanding = build_understanding(_config(), use_llm=False)
-    stages.understanding = understanding
     searches: list[float] = []
     start = understanding.recognizer.start
 
@@ -160,7 +158,8 @@ def test_a_room_that_proves_loud_is_heard_again_denoised() -> None:
         start(seconds, context)
 
     setattr(understanding.recognizer, "start", spied)  # noqa: B010
-    events = Pipeline(stages).process(synth.to_chunk(audio))
+    pipeline = build_pipeline(_config(), understanding=understanding)
+    events = pipeline.process(synth.to_chunk(audio))
     assert understanding.loud is True and understanding.denoised is True
     assert len(searches) == 2 and searches[0] == searches[1]  # the same audio, again
     assert len([e for e in events if isinstance(e, Transcript)]) == 1

@@ -20,7 +20,7 @@ from satellite.audio.player import Player
 from satellite.audio.settings import PlayerSettings
 from satellite.config import Config
 from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
-from satellite.pipeline import Pipeline
+from satellite.pipeline import Pipeline, build_pipeline
 from satellite.tts.espeak import EspeakEngine
 from satellite.tts.speaker import Speaker
 from tests import synth
@@ -71,7 +71,7 @@ def _run(
 
 def test_the_wake_word_over_the_satellites_voice_stops_it_and_listens() -> None:
     scene = synth.wake_scene("turn on the kitchen light", "en-us", 150)
-    pipeline = Pipeline.from_config(Config())
+    pipeline = build_pipeline(Config())
     pipeline.set_speaking(True)
     events = _run(pipeline, scene.audio, _own_voice(len(scene.audio) / synth.RATE))
     # the front end's events, in order (later stages, e.g. prosody, may add their own)
@@ -100,17 +100,17 @@ def test_the_wake_word_over_the_satellites_voice_stops_it_and_listens() -> None:
 def test_the_microphone_ignores_the_satellites_own_voice() -> None:
     echo = np.concatenate([_own_voice(4.0) / ECHO_GAIN, synth.silence(1.5)])  # a person's level
     silence = np.zeros_like(echo)
-    speaking = Pipeline.from_config(Config(), continuous=True)
+    speaking = build_pipeline(Config(), continuous=True)
     speaking.set_speaking(True)
     assert _run(speaking, silence, echo) == []
-    heard = _run(Pipeline.from_config(Config(), continuous=True), silence, echo)
+    heard = _run(build_pipeline(Config(), continuous=True), silence, echo)
     assert any(isinstance(e, SpeechStarted) for e in heard)  # the control: it is speech
     assert any(isinstance(e, UtteranceEnded) for e in heard)
 
 
 def test_no_barge_in_when_not_speaking() -> None:
     scene = synth.wake_scene("what time is it", "en-us", 150)
-    pipeline = Pipeline.from_config(Config())
+    pipeline = build_pipeline(Config())
     events = _run(pipeline, scene.audio, np.zeros_like(scene.audio))
     assert not any(isinstance(e, BargeIn) for e in events)
     assert any(isinstance(e, WakeDetected) for e in events)
@@ -141,7 +141,7 @@ def test_barge_in_stops_the_speaker() -> None:
     assert sink.started.wait(20.0)
     barge_in = threading.Event()
     scene = synth.wake_scene("stop", "en-us", 150)
-    pipeline = Pipeline.from_config(Config())
+    pipeline = build_pipeline(Config())
     pipeline.set_speaking(True)
     stopper = threading.Thread(target=lambda: barge_in.wait(60.0) and speaker.stop())
     stopper.start()

@@ -13,7 +13,7 @@ from satellite.config import Config
 from satellite.errors import AudioDeviceError
 from satellite.events import Event, StageError
 from satellite.mqtt.payloads import Command, SayRequest
-from satellite.pipeline import Pipeline
+from satellite.pipeline import build_pipeline
 from satellite.tts.espeak import EspeakEngine
 from satellite.voice_out import RequestDone, Speaking, VoiceOut
 
@@ -73,7 +73,7 @@ def test_a_failing_output_is_published_and_the_satellite_goes_on() -> None:
 
     inbox: queue.Queue[Command] = queue.Queue()
     app = SatelliteApp(
-        Pipeline.from_config(Config()),
+        build_pipeline(Config()),
         Events(),
         inbox,
         EspeakEngine(),

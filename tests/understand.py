@@ -19,7 +19,7 @@ from satellite.audio.framer import Framer
 from satellite.config import Config
 from satellite.events import Event
 from satellite.nlu.events import IntentRecognized
-from satellite.pipeline import Pipeline, build_stages
+from satellite.pipeline import build_pipeline
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
 from tests import synth
@@ -49,10 +49,9 @@ def replay(
     audio: synth.Float, config: Config, continuous: bool = True
 ) -> tuple[list[Event], Understanding]:
     """The audio through a pipeline with understanding (no LLM, no dialogue)."""
-    stages = build_stages(config, continuous=continuous)
     understanding = build_understanding(config, use_llm=False)
-    stages.understanding = understanding
-    return Pipeline(stages).process(synth.to_chunk(audio)), understanding
+    pipeline = build_pipeline(config, continuous=continuous, understanding=understanding)
+    return pipeline.process(synth.to_chunk(audio)), understanding
 
 
 def intents(events: list[Event]) -> list[IntentRecognized]:

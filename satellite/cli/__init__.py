@@ -12,7 +12,7 @@ from .. import __version__
 from ..audio.io import open_source
 from ..config import Config, ConfigError, load
 from ..errors import SatelliteError
-from ..pipeline import Pipeline
+from ..pipeline import build_pipeline
 from .prosody import add_parser as add_prosody_command
 from .run import add_run_command
 from .say import add_parser as add_say_command
@@ -106,7 +106,7 @@ def _listen(args: argparse.Namespace) -> int:
     config.logging.apply()
     spec = args.input or config.audio.input
     print(f"listening on {spec} for {', '.join(config.frontend.wake.models)}", file=sys.stderr)
-    pipeline = Pipeline.from_config(config)
+    pipeline = build_pipeline(config)
     source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
     try:
         for chunk in source:

@@ -17,7 +17,7 @@ from typing import Any
 from ..audio.io import open_source
 from ..config import Config, load
 from ..events import Event, UtteranceEnded
-from ..pipeline import Pipeline
+from ..pipeline import build_pipeline
 from ..prosody.monitor import ProsodyMonitor
 from ..prosody.settings import ProsodySettings
 
@@ -72,7 +72,7 @@ def measure_file(
     spec: str, config: Config, monitor: ProsodyMonitor, speaker: str | None = None
 ) -> list[Event]:
     """Every prosody, alert and clear event for the utterances in an input."""
-    pipeline = Pipeline.from_config(config, continuous=True)
+    pipeline = build_pipeline(config, continuous=True)
     source = open_source(spec, queue_ms=config.audio.queue_ms)
     events: list[Event] = []
     try:

@@ -25,7 +25,7 @@ from ..config import Config, ConfigError, load
 from ..dialogue import Dialogue
 from ..mqtt.link import MqttLink
 from ..mqtt.payloads import Command
-from ..pipeline import Pipeline, build_stages
+from ..pipeline import build_pipeline
 from ..slot_grammar import SlotGrammar
 from ..stand_in_ha import StandInHomeAssistant
 from ..timeline import Timeline
@@ -100,7 +100,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.stand_in_ha:
         events = StandInHomeAssistant(events, inbox)
     app = SatelliteApp(
-        Pipeline(build_stages(config, understanding=understanding)),
+        build_pipeline(config, understanding=understanding),
         events,
         inbox,
         engine,

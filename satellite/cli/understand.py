@@ -12,7 +12,7 @@ from typing import Any
 from ..audio.io import open_source
 from ..config import Config, load
 from ..events import Event, UtteranceEnded
-from ..pipeline import Pipeline, build_stages
+from ..pipeline import build_pipeline
 from ..understanding import Understanding, UtteranceReport, build_understanding
 
 #: How long to wait for a fallback (open transcription + LLM) result per utterance, s.
@@ -69,10 +69,8 @@ def run(args: argparse.Namespace) -> int:
     config = load(args.config) if args.config else Config()
     config.logging.apply()
     print(f"loading models for {config.satellite.language} ...", file=sys.stderr)
-    stages = build_stages(config, continuous=True)
     understanding = build_understanding(config, use_llm=not args.no_llm)
-    stages.understanding = understanding
-    pipeline = Pipeline(stages)
+    pipeline = build_pipeline(config, continuous=True, understanding=understanding)
     source = open_source(args.input, queue_ms=config.audio.queue_ms)
     try:
         for chunk in source:
