@@ -18,11 +18,11 @@ import numpy as np
 from satellite.actions import ReplyRequested
 from satellite.audio.chunk import FRAME_SAMPLES, PIPELINE_RATE_HZ, AudioChunk
 from satellite.config import Config
-from satellite.dialogue import Dialogue
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.nlu.recognizer import TemplateRecognizer
 from satellite.stt.factory import configured_intent_set, make_recognizer
 from satellite.tts.engines import make_engine
+from satellite.understanding.dialogue import Dialogue
 from tests.mqtt_support import Mosquitto, Probe
 
 if TYPE_CHECKING:

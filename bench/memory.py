@@ -427,9 +427,10 @@ def _install_probes(rec: Recorder) -> None:
     import hassil  # noqa: PLC0415
     import home_assistant_intents  # noqa: PLC0415
 
-    from satellite import pipeline, understanding  # noqa: PLC0415
+    from satellite import pipeline  # noqa: PLC0415
     from satellite.prosody import monitor  # noqa: PLC0415
     from satellite.stt import factory, sphinx  # noqa: PLC0415
+    from satellite.understanding import core as understanding  # noqa: PLC0415
 
     rec.probe(factory, "configured_intent_set", "intent set (templates for the language)")
     rec.probe(home_assistant_intents, "get_intents", "home_assistant_intents.get_intents (JSON)")
@@ -442,7 +443,6 @@ def _install_probes(rec: Recorder) -> None:
     rec.probe(factory, "grammar_dictionary_for", "grammar dictionary file")
     rec.probe(sphinx, "_decoder", _decoder_label)
     rec.probe(understanding, "TemplateRecognizer", "templates (sentences parsed)")
-    rec.probe(understanding, "Dialogue", "dialogue")
     rec.probe(understanding, "ProsodyMonitor", "prosody monitor")
     rec.probe(monitor, "default_dictionary", "syllable dictionary (CMUdict)")
     rec.probe(pipeline, "make_noise_suppressor", "noise suppressor")
@@ -499,10 +499,10 @@ def _start_up(rec: Recorder, args: argparse.Namespace) -> Satellite:
     from satellite.mqtt.link import MqttLink  # noqa: PLC0415
     from satellite.mqtt.payloads import Command  # noqa: PLC0415
     from satellite.pipeline import Pipeline, build_stages  # noqa: PLC0415
-    from satellite.slot_grammar import SlotGrammar  # noqa: PLC0415
     from satellite.tts.engines import make_engine  # noqa: PLC0415
     from satellite.tts.feedback import load_feedback_sounds  # noqa: PLC0415
     from satellite.understanding import build_understanding  # noqa: PLC0415
+    from satellite.understanding.slot_grammar import SlotGrammar  # noqa: PLC0415
 
     with rec.step("config: load + logging"):
         config = load(args.config)
@@ -789,8 +789,8 @@ def what_if_slots(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     grammar and the recognizer built again beside the ones in use, then swapped."""
     import gc  # noqa: PLC0415
 
-    from satellite.slot_grammar import SlotGrammar  # noqa: PLC0415
     from satellite.understanding import build_understanding  # noqa: PLC0415
+    from satellite.understanding.slot_grammar import SlotGrammar  # noqa: PLC0415
 
     config = _config(args.config)
     heard = build_understanding(config)

@@ -25,8 +25,8 @@ from bench.common import print_table, stats_ms, write_results
 from satellite.audio.framer import Framer
 from satellite.config import Config
 from satellite.pipeline import build_pipeline
-from satellite.slot_grammar import SlotGrammar
 from satellite.understanding import build_understanding
+from satellite.understanding.slot_grammar import SlotGrammar
 from tests import synth
 
 FRAME_SECONDS = 0.01

@@ -39,7 +39,6 @@ from .audio.chunk import AudioChunk
 from .audio.io import AudioSink
 from .audio.settings import PlayerSettings
 from .config import Config
-from .dialogue import Dialogue
 from .events import Event, StageError, StateChanged
 from .mqtt.payloads import (
     Command,
@@ -53,8 +52,9 @@ from .mqtt.payloads import (
 )
 from .mqtt.tts_responder import Publish, TtsResponder
 from .queues import drain
-from .slot_grammar import SlotGrammar
 from .tts.base import TtsEngine
+from .understanding.dialogue import Dialogue
+from .understanding.slot_grammar import SlotGrammar
 from .voice_out import OutputFailed, RequestDone, Speaking, VoiceOut
 
 _LOGGER = logging.getLogger(__name__)

@@ -6,9 +6,9 @@ import datetime as dt
 from collections.abc import Sequence
 
 from satellite.actions import HaIntentRequested, PlaybackControl, ReplyRequested
-from satellite.dialogue import REPLIES, Dialogue
 from satellite.nlu.events import HelpRequested
 from satellite.nlu.recognizer import IntentResult
+from satellite.understanding.dialogue import REPLIES, Dialogue
 
 NOW = dt.datetime(2026, 3, 14, 15, 9)
 

@@ -24,13 +24,13 @@ from satellite.app import SatelliteApp
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
 from satellite.config import Config, validate
-from satellite.dialogue import Dialogue
 from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
 from satellite.frontend.recorder import FOLLOW_ON_CARRY_SECONDS, MAX_FOLLOW_ONS
 from satellite.mqtt.payloads import Command
 from satellite.nlu.events import IntentRecognized
 from satellite.pipeline import build_pipeline
 from satellite.tts.espeak import EspeakEngine
+from satellite.understanding.dialogue import Dialogue
 from tests import synth
 from tests.fake_recognizer import Heard, understanding_with
 

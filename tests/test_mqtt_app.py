@@ -19,7 +19,6 @@ from satellite.audio.io import NullSink
 from satellite.audio.wav import WavFileSource
 from satellite.cli import main
 from satellite.config import Config
-from satellite.dialogue import Dialogue
 from satellite.events import Event, StateChanged, WakeDetected
 from satellite.mqtt.payloads import (
     Command,
@@ -34,6 +33,7 @@ from satellite.nlu.recognizer import IntentResult
 from satellite.pipeline import Pipeline, build_pipeline
 from satellite.tts.base import TtsError
 from satellite.tts.espeak import EspeakEngine
+from satellite.understanding.dialogue import Dialogue
 from tests import synth
 from tests.mqtt_support import Probe, have_mosquitto, run_config, running_broker
 

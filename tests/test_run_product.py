@@ -13,8 +13,8 @@ import pytest
 import soxr
 
 from satellite.audio.chunk import to_float_mono
-from satellite.dialogue import spoken_time
 from satellite.tts.espeak import EspeakEngine
+from satellite.understanding.dialogue import spoken_time
 from tests import synth
 from tests.cli_support import run_command
 from tests.conftest import AlsaFiles

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from satellite import slot_grammar
 from satellite.app import SatelliteApp
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
@@ -33,11 +32,11 @@ from satellite.nlu.intents import (
     merge_slots,
 )
 from satellite.pipeline import build_pipeline
-from satellite.slot_grammar import SlotGrammar
 from satellite.stt.factory import compile_grammar, configured_intent_set
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.tts.espeak import EspeakEngine
-from satellite.understanding import Understanding, build_understanding
+from satellite.understanding import Understanding, build_understanding, slot_grammar
+from satellite.understanding.slot_grammar import SlotGrammar
 from tests import synth
 
 CONFIGURED = (
@@ -238,7 +237,7 @@ def test_a_failing_rebuild_keeps_the_old_grammar(
         raise SatelliteError("The speech grammar is empty. Fix: check nlu.intents")
 
     monkeypatch.setattr(slot_grammar, "make_recognizer", broken)
-    with caplog.at_level(logging.ERROR, logger="satellite.slot_grammar"):
+    with caplog.at_level(logging.ERROR, logger="satellite.understanding.slot_grammar"):
         grammar.update(("desk lamp",), ("office",))
         _settle(grammar)
     assert grammar.failures == 1 and grammar.swaps == 0

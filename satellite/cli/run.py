@@ -17,21 +17,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..app import DRAIN_SECONDS, INBOX_SIZE, EventSink, SatelliteApp, make_info
+from ..app import DRAIN_SECONDS, INBOX_SIZE, EventSink, make_info
+from ..assemble import assemble
 from ..audio.chunk import AudioChunk
 from ..audio.io import AudioSink, open_sink, open_source
 from ..audio.realtime import PacedSink, ReplayClock, paced
 from ..config import Config, ConfigError, load
-from ..dialogue import Dialogue
 from ..mqtt.link import MqttLink
 from ..mqtt.payloads import Command
-from ..pipeline import build_pipeline
-from ..slot_grammar import SlotGrammar
 from ..stand_in_ha import StandInHomeAssistant
 from ..timeline import Timeline
 from ..tts.engines import make_engine
-from ..tts.feedback import load_feedback_sounds
-from ..understanding import build_understanding
 
 
 def add_run_command(sub: Any) -> None:
@@ -94,24 +90,12 @@ def _run(args: argparse.Namespace) -> int:
     link = MqttLink(settings, info, inbox)
     clock = ReplayClock() if args.realtime else None
     sink = open_output(args.output or config.audio.output, config, clock)
-    understanding = build_understanding(config)
     timeline = Timeline(link) if args.timeline else None
     events: EventSink = timeline if timeline is not None else link
     if args.stand_in_ha:
         events = StandInHomeAssistant(events, inbox)
-    app = SatelliteApp(
-        build_pipeline(config, understanding=understanding),
-        events,
-        inbox,
-        engine,
-        sink,
-        link.publish,
-        SlotGrammar(config, understanding),
-        config.player,
-        load_feedback_sounds(config.tts.feedback),
-        Dialogue(config.nlu.ha_timeout_seconds),
-        timeline.action if timeline is not None else None,
-    )
+    on_action = timeline.action if timeline is not None else None
+    app = assemble(config, events, inbox, engine, sink, link.publish, on_action)
     signal.signal(signal.SIGTERM, lambda *_: app.stop())
     if settings.enabled:
         link.start()

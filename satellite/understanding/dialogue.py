@@ -14,11 +14,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .actions import Action, HaIntentRequested, PlaybackControl, ReplyRequested
-from .events import Event
-from .nlu.events import HelpRequested
-from .nlu.intents import CARE_INTENTS
-from .nlu.recognizer import IntentResult
+from ..actions import Action, HaIntentRequested, PlaybackControl, ReplyRequested
+from ..events import Event
+from ..nlu.events import HelpRequested
+from ..nlu.intents import CARE_INTENTS
+from ..nlu.recognizer import IntentResult
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -17,12 +17,12 @@ import concurrent.futures
 import logging
 from dataclasses import dataclass
 
-from .config import Config
-from .nlu.intents import Entity, load_intent_set, merge_slots
-from .nlu.recognizer import TemplateRecognizer
-from .stt.base import SpeechRecognizer
-from .stt.factory import make_recognizer
-from .understanding import Understanding
+from ..config import Config
+from ..nlu.intents import Entity, load_intent_set, merge_slots
+from ..nlu.recognizer import TemplateRecognizer
+from ..stt.base import SpeechRecognizer
+from ..stt.factory import make_recognizer
+from .core import Understanding
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -14,12 +14,12 @@ import logging
 import time
 from dataclasses import dataclass
 
-from .nlu import trust
-from .nlu.recognizer import IntentResult, TemplateRecognizer
-from .stt.base import SttResult, confidence
-from .stt.session import HearingSession, SearchAside
-from .stt.settings import SttSettings
-from .timing import ms_since
+from ..nlu import trust
+from ..nlu.recognizer import IntentResult, TemplateRecognizer
+from ..stt.base import SttResult, confidence
+from ..stt.session import HearingSession, SearchAside
+from ..stt.settings import SttSettings
+from ..timing import ms_since
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -30,25 +30,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .actions import Action, AnswerDue
-from .audio.chunk import AudioChunk
+from ..actions import Action, AnswerDue
+from ..audio.chunk import AudioChunk
+from ..config import Config
+from ..events import Event, SpeechStarted, UtteranceEnded
+from ..frontend.recorder import Phase, UtteranceRecorder
+from ..nlu import trust
+from ..nlu.events import IntentRecognized, Transcript
+from ..nlu.fallback import FallbackJobs
+from ..nlu.llm import LlmFallback
+from ..nlu.recognizer import IntentResult, TemplateRecognizer
+from ..prosody.monitor import ProsodyMonitor
+from ..stt.base import SpeechRecognizer, SttResult
+from ..stt.hearing import MicHistory
+from ..stt.lexicon import pocketsphinx_model_dir
+from ..stt.session import HearingSession, words_in_speech
+from ..stt.settings import SttSettings
+from ..stt.sphinx import OpenTranscriber
+from ..timing import ms_since
 from .belief import Belief
-from .config import Config
-from .events import Event, SpeechStarted, UtteranceEnded
-from .frontend.recorder import Phase, UtteranceRecorder
-from .nlu import trust
-from .nlu.events import IntentRecognized, Transcript
-from .nlu.fallback import FallbackJobs
-from .nlu.llm import LlmFallback
-from .nlu.recognizer import IntentResult, TemplateRecognizer
-from .prosody.monitor import ProsodyMonitor
-from .stt.base import SpeechRecognizer, SttResult
-from .stt.hearing import MicHistory
-from .stt.lexicon import pocketsphinx_model_dir
-from .stt.session import HearingSession, words_in_speech
-from .stt.settings import SttSettings
-from .stt.sphinx import OpenTranscriber
-from .timing import ms_since
 
 EARLY_ENDPOINT_REASON = "early_endpoint"
 #: Silence after the speech that a second hearing searches, s (the search reaches the
@@ -313,7 +313,7 @@ class Understanding:
 
 def build_understanding(config: Config, use_llm: bool = True) -> Understanding:
     """Recognizer, templates and fallback from the configuration."""
-    from .stt.factory import configured_intent_set, make_recognizer  # noqa: PLC0415
+    from ..stt.factory import configured_intent_set, make_recognizer  # noqa: PLC0415
 
     language = config.satellite.language
     intent_set = configured_intent_set(config.nlu, language, config.satellite.area)

@@ -1,0 +1,51 @@
+"""The satellite put together from its configuration, as ``pocket-satellite run`` runs it.
+
+``assemble`` builds the models (understanding, the pipeline's stages, the grammar that
+Home Assistant's names rebuild, the feedback sounds, the dialogue) and hands the app the
+edges it is given: where events go, the inbox of commands, the TTS engine, the speaker
+and the raw publisher. Tests and benchmarks give their own edges and get the same app.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable
+
+from .actions import Action
+from .app import EventSink, SatelliteApp
+from .audio.io import AudioSink
+from .config import Config
+from .mqtt.payloads import Command
+from .mqtt.tts_responder import Publish
+from .pipeline import build_pipeline
+from .tts.base import TtsEngine
+from .tts.feedback import load_feedback_sounds
+from .understanding import build_understanding
+from .understanding.dialogue import Dialogue
+from .understanding.slot_grammar import SlotGrammar
+
+
+def assemble(
+    config: Config,
+    events: EventSink,
+    inbox: queue.Queue[Command],
+    engine: TtsEngine,
+    sink: AudioSink,
+    publish: Publish,
+    on_action: Callable[[Action], None] | None = None,
+) -> SatelliteApp:
+    """The whole satellite for ``config``, speaking on ``sink`` (closed by the app)."""
+    understanding = build_understanding(config)
+    return SatelliteApp(
+        build_pipeline(config, understanding=understanding),
+        events,
+        inbox,
+        engine,
+        sink,
+        publish,
+        SlotGrammar(config, understanding),
+        config.player,
+        load_feedback_sounds(config.tts.feedback),
+        Dialogue(config.nlu.ha_timeout_seconds),
+        on_action,
+    )
