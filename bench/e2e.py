@@ -47,6 +47,7 @@ from satellite.audio.chunk import FRAME_BYTES, PIPELINE_RATE_HZ
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.scenario import ScriptLine, Turn, render
 from satellite.stand_in_ha import answer_for
+from tests import synth
 from tests.mqtt_support import Mosquitto, Probe
 
 BASE = "pocket_satellite/pocket_satellite"
@@ -148,9 +149,9 @@ class StandInHa:
             self.intents.append((now, data))
             intent = data.get("intent")
             if intent and intent not in CARE_INTENTS:
-                answer = {"utterance_id": data["utterance_id"], "text": answer_for(intent, {})}
-                if isinstance(data.get("slots"), dict):
-                    answer["text"] = answer_for(intent, data["slots"])
+                slots = data.get("slots")
+                text = answer_for(intent, slots if isinstance(slots, dict) else {})
+                answer = {"utterance_id": data["utterance_id"], "text": text}
                 self.probe.client.publish(f"{BASE}/response", json.dumps(answer), qos=1)
 
     def close(self) -> None:
@@ -274,13 +275,7 @@ def _score(
 
 def _sounding(played: np.ndarray, rate: int) -> list[tuple[float, float]]:
     """(start, end) of each stretch of sound, s, split at 0.1 s of quiet."""
-    audible = np.flatnonzero(np.abs(played) > SOUND)
-    if not len(audible):
-        return []
-    cuts = np.flatnonzero(np.diff(audible) > 0.1 * rate)
-    starts = [audible[0], *audible[cuts + 1]]
-    ends = [*audible[cuts], audible[-1]]
-    return [(a / rate, b / rate) for a, b in zip(starts, ends, strict=True)]
+    return [(a / rate, b / rate) for a, b in synth.sounding(played, rate, SOUND, 0.1)]
 
 
 def _cpu_shares(
@@ -302,7 +297,7 @@ def _cpu_shares(
     }
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
+def percentiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {"p50_ms": -1.0, "p95_ms": -1.0, "count": 0}
     array = np.asarray(values)
@@ -321,9 +316,9 @@ def summarize(interactions: list[Interaction]) -> dict[str, Any]:
         right = [i for i in mine if i.intent == i.expect]
         out[kind] = {
             "understood_right": f"{len(right)}/{len(mine)}",
-            "intent": _percentiles([i.intent_ms for i in right if i.intent_ms is not None]),
-            "reply": _percentiles([i.reply_ms for i in right if i.reply_ms is not None]),
-            "spoken": _percentiles([i.spoken_ms for i in right if i.spoken_ms is not None]),
+            "intent": percentiles([i.intent_ms for i in right if i.intent_ms is not None]),
+            "reply": percentiles([i.reply_ms for i in right if i.reply_ms is not None]),
+            "spoken": percentiles([i.spoken_ms for i in right if i.spoken_ms is not None]),
         }
     out["per_voice"] = {
         voice: f"{sum(i.intent == i.expect for i in interactions if i.voice == voice)}/"

@@ -38,7 +38,7 @@ def naive_latencies(
     pcm: np.ndarray, interactions: list[Interaction], folder: Path
 ) -> dict[str, Any]:
     """Per kind of request: p50/p95 of end of speech -> first reply sample, ms."""
-    from bench.e2e import StandInHa  # noqa: PLC0415 - one module imports the other
+    from bench.e2e import StandInHa, percentiles  # noqa: PLC0415 - each imports the other
 
     config = Config()
     intent_set = configured_intent_set(config.nlu, config.satellite.language, None)
@@ -94,10 +94,5 @@ def naive_latencies(
     out: dict[str, Any] = {}
     for kind, values in latencies.items():
         count = sum(i.kind == kind for i in interactions)
-        array = np.asarray(values) if values else np.asarray([-1.0])
-        out[kind] = {
-            "understood_right": f"{right[kind]}/{count}",
-            "p50_ms": round(float(np.percentile(array, 50)), 1),
-            "p95_ms": round(float(np.percentile(array, 95)), 1),
-        }
+        out[kind] = {"understood_right": f"{right[kind]}/{count}", **percentiles(values)}
     return out

@@ -64,6 +64,20 @@ def trim(audio: Float, level: float = TRIM_LEVEL) -> Float:
     return audio[loud[0] : loud[-1] + 1]
 
 
+def sounding(
+    samples: npt.NDArray[np.generic], rate_hz: int, level: float, gap_seconds: float
+) -> list[tuple[int, int]]:
+    """(first, last) sample of each stretch louder than ``level``, split where it is quiet
+    for more than ``gap_seconds`` (replies in an output recording); none in silence."""
+    audible = np.flatnonzero(np.abs(samples) > level)
+    if not len(audible):
+        return []
+    cuts = np.flatnonzero(np.diff(audible) > gap_seconds * rate_hz)
+    starts = [int(audible[0]), *(int(i) for i in audible[cuts + 1])]
+    ends = [*(int(i) for i in audible[cuts]), int(audible[-1])]
+    return list(zip(starts, ends, strict=True))
+
+
 def silence(seconds: float) -> Float:
     """Digital silence."""
     return np.zeros(round(seconds * RATE), dtype=np.float32)

@@ -19,6 +19,7 @@ import soxr
 
 from satellite.scenario import DEMO_TURNS, read_script
 from satellite.stt.lexicon import pocketsphinx_model_dir
+from tests import synth
 from tests.understand import need_llm
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,11 +56,8 @@ def _segments(path: Path) -> list[np.ndarray]:
         rate = reader.getframerate()
         audio = np.frombuffer(reader.readframes(reader.getnframes()), dtype="<i2")
     audio = np.asarray(soxr.resample(audio.astype(np.float32), rate, 16000), np.float32)
-    loud = np.flatnonzero(np.abs(audio) > SOUND)
-    cuts = np.flatnonzero(np.diff(loud) > GAP_SECONDS * 16000)
-    starts = [loud[0], *loud[cuts + 1]]
-    ends = [*loud[cuts], loud[-1]]
-    return [audio[max(0, a - 1600) : b + 1600] for a, b in zip(starts, ends, strict=True)]
+    stretches = synth.sounding(audio, 16000, SOUND, GAP_SECONDS)
+    return [audio[max(0, a - 1600) : b + 1600] for a, b in stretches]
 
 
 def _heard_as(segment: np.ndarray, answers: list[str], folder: Path) -> str | None:

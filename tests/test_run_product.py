@@ -70,13 +70,6 @@ def _reply_candidates(start: dt.datetime, end: dt.datetime, rate_hz: int) -> lis
     return audio
 
 
-def _stretches(played: np.ndarray, rate_hz: int) -> list[tuple[int, int]]:
-    """(first, last) sample of each stretch of sound, split at 0.1 s of quiet."""
-    audible = np.flatnonzero(np.abs(played) > SOUND)
-    cuts = np.flatnonzero(np.diff(audible) > rate_hz // 10)
-    return list(zip([audible[0], *audible[cuts + 1]], [*audible[cuts], audible[-1]], strict=True))
-
-
 def _similarity(played: np.ndarray, reference: np.ndarray) -> float:
     """Best correlation of the two sounds from their onsets (a few samples either way)."""
     start = int(np.argmax(np.abs(played) > SOUND / 32768))
@@ -107,7 +100,7 @@ def test_run_speaks_the_reply_on_the_alsa_speaker(
     assert "Traceback" not in err and "AudioDeviceError" not in err, err
     played = np.frombuffer(alsa_files.playback_out.read_bytes(), dtype="<i2")
     assert np.any(np.abs(played) > SOUND), "nothing was played"
-    stretches = _stretches(played, rate_hz)
+    stretches = synth.sounding(played, rate_hz, SOUND, 0.1)
     # the 'done' tone acknowledges the question (0.23 s), then the answer is spoken
     assert len(stretches) == 2, stretches
     (tone_start, tone_end), (first, last) = stretches
@@ -133,7 +126,7 @@ def test_realtime_replay_lines_the_reply_up_with_the_input(tmp_path: Path) -> No
         played = np.frombuffer(reader.readframes(reader.getnframes()), dtype="<i2")
     assert rate == 22050
     assert len(played) / rate >= seconds - 0.05
-    stretches = _stretches(played, rate)
+    stretches = synth.sounding(played, rate, SOUND, 0.1)
     assert len(stretches) == 2, stretches  # the acknowledging tone, then the answer
     tone, answer = (start / rate for start, _ in stretches)
     # the tone comes as soon as the question is understood, the answer once the

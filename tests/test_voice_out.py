@@ -62,6 +62,15 @@ def test_requests_end_done_stopped_or_error_in_order() -> None:
     voice.close()
 
 
+def _poll_until_done(app: SatelliteApp, raw: list[tuple[str, bytes, int]], count: int) -> None:
+    """Poll as the frame loop would until ``count`` say/done answers were published."""
+    deadline = time.monotonic() + 30
+    while sum(path == "say/done" for path, _, _ in raw) < count:
+        assert time.monotonic() < deadline
+        app.poll()
+        time.sleep(0.01)
+
+
 def test_a_failing_output_is_published_and_the_satellite_goes_on() -> None:
     sink = FailingSink(good=3)
     published: list[Event] = []
@@ -82,22 +91,14 @@ def test_a_failing_output_is_published_and_the_satellite_goes_on() -> None:
     )
     try:
         app.handle(SayRequest("This sentence is long enough to outlast the device.", "s1"))
-        deadline = time.monotonic() + 30
-        while not any(path == "say/done" for path, _, _ in raw):
-            assert time.monotonic() < deadline
-            app.poll()
-            time.sleep(0.01)
+        _poll_until_done(app, raw, 1)
         errors = [e for e in published if isinstance(e, StageError)]
         assert errors and errors[0].stage == "player"
         assert "cannot speak" in errors[0].message
         assert b'"status":"error"' in raw[0][1].replace(b" ", b"")
         sink.broken = False  # the device is back: the next request is spoken
         app.handle(SayRequest("Back again.", "s2"))
-        deadline = time.monotonic() + 30
-        while len([p for p, _, _ in raw if p == "say/done"]) < 2:
-            assert time.monotonic() < deadline
-            app.poll()
-            time.sleep(0.01)
+        _poll_until_done(app, raw, 2)
         assert b'"status":"done"' in raw[-1][1].replace(b" ", b"")
         assert app.state == "idle"
     finally:
