@@ -59,3 +59,16 @@ def test_systemd_verifies_the_unit(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.returncode != 0 and "missing" in result.stderr  # it does check
+
+
+def test_the_unit_watches_the_frame_loop_and_always_restarts() -> None:
+    """run sends READY and watchdog pings (tests/test_watchdog.py): the unit must ask
+    for them, or systemd ignores them."""
+    settings = dict(
+        line.partition("=")[::2] for line in UNIT.read_text().splitlines() if "=" in line
+    )
+    assert settings["Type"] == "notify"
+    assert settings["NotifyAccess"] == "main"
+    assert 10 <= int(settings["WatchdogSec"]) <= 120
+    assert settings["Restart"] == "always"
+    assert settings["RestartPreventExitStatus"] == "2"

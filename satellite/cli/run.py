@@ -25,6 +25,7 @@ from ..audio.realtime import PacedSink, ReplayClock, paced
 from ..config import Config, ConfigError, load
 from ..mqtt.link import MqttLink
 from ..mqtt.payloads import Command
+from ..service.sd_notify import Notifier, Watchdog
 from ..stand_in_ha import StandInHomeAssistant
 from ..timeline import Timeline
 from ..tts.engines import make_engine
@@ -104,9 +105,13 @@ def _run(args: argparse.Namespace) -> int:
     )
     source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
     frames: Iterable[AudioChunk] = source if clock is None else paced(source, clock)
+    notifier = Notifier()  # under systemd (Type=notify): READY, WATCHDOG, STATUS
+    watchdog = Watchdog(notifier, lambda: _status_line(app.state, link, settings.enabled))
     try:
-        app.run(frames)
+        app.run(watchdog.watch(frames))
     finally:
+        notifier.stopping()
+        notifier.close()
         source.close()
         app.close()  # plays out what is queued and closes the output
         engine.close()
@@ -114,6 +119,13 @@ def _run(args: argparse.Namespace) -> int:
             link.wait_idle(DRAIN_SECONDS)
             link.stop()
     return 0
+
+
+def _status_line(state: str, link: MqttLink, mqtt_enabled: bool) -> str:
+    """systemd's one-line status: the satellite's state and whether the broker is there."""
+    if not mqtt_enabled:
+        return f"{state}, MQTT off"
+    return f"{state}, MQTT {'connected' if link.connected.is_set() else 'not connected'}"
 
 
 def _mqtt_line(config: Config, args: argparse.Namespace) -> str:

@@ -1,0 +1,1 @@
+"""Running as an appliance: systemd's notify protocol and the watchdog, the doctor."""
