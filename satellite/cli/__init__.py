@@ -13,6 +13,7 @@ from ..audio.io import open_source
 from ..config import Config, ConfigError, load
 from ..errors import SatelliteError
 from ..pipeline import build_pipeline
+from .doctor import add_parser as add_doctor_command
 from .prosody import add_parser as add_prosody_command
 from .run import add_run_command
 from .say import add_parser as add_say_command
@@ -74,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     add_say_command(sub)
     add_prosody_command(sub)
     add_understand_command(sub)
+    add_doctor_command(sub)
     return parser
 
 
