@@ -72,3 +72,26 @@ def test_the_unit_watches_the_frame_loop_and_always_restarts() -> None:
     assert 10 <= int(settings["WatchdogSec"]) <= 120
     assert settings["Restart"] == "always"
     assert settings["RestartPreventExitStatus"] == "2"
+
+
+@pytest.mark.skipif(shutil.which("aplay") is None, reason="needs aplay (alsa-utils)")
+def test_the_example_asound_conf_parses_and_names_the_satellite_devices(tmp_path: Path) -> None:
+    """ALSA reads config/asound.conf and offers the two devices satellite.yaml points at;
+    a syntax error in it would make ALSA refuse the whole configuration."""
+    example = UNIT.with_name("asound.conf")
+
+    def devices(conf: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["aplay", "-L"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+            env={"ALSA_CONFIG_PATH": f"/usr/share/alsa/alsa.conf:{conf}"},
+        )
+
+    listed = devices(example).stdout.split()
+    assert "satellite_mic" in listed and "satellite_speaker" in listed
+    broken = tmp_path / "asound.conf"
+    broken.write_text(example.read_text().replace("type dsnoop", "type dsnoop {"))
+    assert "satellite_mic" not in devices(broken).stdout.split()
