@@ -34,6 +34,7 @@ from .frontend.settings import FrontendSettings
 from .mqtt.settings import MqttSettings
 from .nlu.settings import LlmSettings, NluSettings
 from .prosody.settings import ProsodySettings
+from .service.settings import MetricsSettings
 from .stt.settings import SttSettings
 from .tts.settings import TtsSettings
 
@@ -123,6 +124,7 @@ class Config(Section):
     tts: TtsSettings = subsection(TtsSettings)
     player: PlayerSettings = subsection(PlayerSettings)
     mqtt: MqttSettings = subsection(MqttSettings)
+    metrics: MetricsSettings = subsection(MetricsSettings)
     logging: LoggingSettings = subsection(LoggingSettings)
 
 

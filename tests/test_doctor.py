@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from satellite.config import load
-from satellite.service import host
-from satellite.service.doctor import broker, diagnose, microphone, speaker
-from satellite.service.report import Level, as_text, worst
+from satellite.doctor import host
+from satellite.doctor.checks import broker, diagnose, microphone, speaker
+from satellite.doctor.report import Level, as_text, worst
 from tests import synth
 from tests.conftest import AlsaFiles
 from tests.mqtt_support import have_mosquitto, run_config, running_broker

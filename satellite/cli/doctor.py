@@ -31,8 +31,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from ..service.doctor import diagnose  # noqa: PLC0415
-    from ..service.report import as_json, as_text, worst  # noqa: PLC0415
+    from ..doctor.checks import diagnose  # noqa: PLC0415
+    from ..doctor.report import as_json, as_text, worst  # noqa: PLC0415
 
     findings = diagnose(args.config, args.listen_seconds)
     print(as_json(findings) if args.json else as_text(findings))

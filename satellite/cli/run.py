@@ -25,6 +25,7 @@ from ..audio.realtime import PacedSink, ReplayClock, paced
 from ..config import Config, ConfigError, load
 from ..mqtt.link import MqttLink
 from ..mqtt.payloads import Command
+from ..service.metrics import Metrics, MetricsSink, serve_prometheus
 from ..service.sd_notify import Notifier, Watchdog
 from ..stand_in_ha import StandInHomeAssistant
 from ..timeline import Timeline
@@ -95,6 +96,9 @@ def _run(args: argparse.Namespace) -> int:
     events: EventSink = timeline if timeline is not None else link
     if args.stand_in_ha:
         events = StandInHomeAssistant(events, inbox)
+    metrics = Metrics(config.metrics, link.publish if settings.enabled else None)
+    metrics.link_gauges = lambda: _link_gauges(link)
+    events = MetricsSink(events, metrics)
     on_action = timeline.action if timeline is not None else None
     app = assemble(config, events, inbox, engine, sink, link.publish, on_action)
     signal.signal(signal.SIGTERM, lambda *_: app.stop())
@@ -104,7 +108,15 @@ def _run(args: argparse.Namespace) -> int:
         f"satellite {info.id!r}: listening on {spec}, {_mqtt_line(config, args)}", file=sys.stderr
     )
     source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
+    metrics.devices.update(capture=source, playback=sink)
+    prometheus = config.metrics.prometheus_port
+    server = (
+        serve_prometheus(metrics, info.id, config.metrics.prometheus_host, prometheus)
+        if prometheus is not None
+        else None
+    )
     frames: Iterable[AudioChunk] = source if clock is None else paced(source, clock)
+    frames = metrics.watch(frames)
     notifier = Notifier()  # under systemd (Type=notify): READY, WATCHDOG, STATUS
     watchdog = Watchdog(notifier, lambda: _status_line(app.state, link, settings.enabled))
     try:
@@ -112,6 +124,8 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         notifier.stopping()
         notifier.close()
+        if server is not None:
+            server.shutdown()
         source.close()
         app.close()  # plays out what is queued and closes the output
         engine.close()
@@ -119,6 +133,16 @@ def _run(args: argparse.Namespace) -> int:
             link.wait_idle(DRAIN_SECONDS)
             link.stop()
     return 0
+
+
+def _link_gauges(link: MqttLink) -> dict[str, int]:
+    """The MQTT link's gauges for the metrics (read from the frame loop's thread)."""
+    return {
+        "mqtt_connected": int(link.connected.is_set()),
+        "mqtt_reconnects": max(0, link.stats.connects - 1),
+        "mqtt_rejected": sum(link.stats.rejected.values()),
+        "outbox_depth": len(link.outbox),
+    }
 
 
 def _status_line(state: str, link: MqttLink, mqtt_enabled: bool) -> str:

@@ -1,1 +1,1 @@
-"""Running as an appliance: systemd's notify protocol and the watchdog, the doctor."""
+"""Running as an appliance: systemd's notify protocol and watchdog, metrics."""

@@ -1,0 +1,1 @@
+"""``pocket-satellite doctor``: checks of the config, devices, models, broker and machine."""

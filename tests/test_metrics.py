@@ -1,0 +1,197 @@
+"""Metrics: counted from the frame loop and the events, published retained on ``metrics``,
+served to Prometheus; and ``run`` publishing them over a real Mosquitto."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from satellite.audio.chunk import AudioChunk
+from satellite.events import StageError, UtteranceEnded, WakeDetected
+from satellite.nlu.events import HelpRequested, IntentRecognized
+from satellite.service.metrics import Metrics, MetricsSink, prometheus_text, serve_prometheus
+from satellite.service.settings import MetricsSettings
+from tests import synth
+from tests.mqtt_support import Probe, free_port, have_mosquitto, run_config, running_broker
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self.published: list[tuple[str, str, int, bool]] = []
+
+    def publish_event(self, event: Any) -> None:
+        self.events.append(event)
+
+    def __call__(self, path: str, payload: bytes | str, qos: int = 0, retain: bool = False) -> None:
+        self.published.append((path, str(payload), qos, retain))
+
+
+def _chunk(end_seconds: float) -> AudioChunk:
+    return AudioChunk(16000, 2, 1, bytes(320), timestamp_seconds=end_seconds - 0.01)
+
+
+def _intent(intent: str | None, source: str) -> IntentRecognized:
+    return IntentRecognized(
+        timestamp_seconds=1.0,
+        utterance_id="u",
+        intent=intent,
+        slots={},
+        confidence=0.9,
+        source=source,
+        text="x",
+    )
+
+
+def test_events_are_counted_by_kind_and_passed_on() -> None:
+    out = Recorder()
+    metrics = Metrics(MetricsSettings())
+    sink = MetricsSink(out, metrics)
+    events = [
+        WakeDetected(
+            timestamp_seconds=1.0, wake_word="Okay Nabu", model="okay_nabu", probability=0.9
+        ),
+        UtteranceEnded(
+            timestamp_seconds=2.0,
+            utterance_id="u",
+            start_seconds=1.0,
+            end_seconds=2.0,
+            audio_start_seconds=0.5,
+            reason="silence",
+        ),
+        _intent("HassTurnOn", "template"),
+        _intent("HassTurnOn", "template"),
+        _intent("CallForHelp", "llm"),
+        _intent(None, "template"),
+        HelpRequested(timestamp_seconds=2.0, utterance_id="u", text="", severity="high"),
+        StageError(timestamp_seconds=2.0, stage="stt", error="ValueError", message="x"),
+    ]
+    for event in events:
+        sink.publish_event(event)
+    assert out.events == events
+    counters = metrics.snapshot()["counters"]
+    assert counters == {
+        "wakes": 1,
+        "utterances": 1,
+        "intents_template": 2,
+        "intents_llm": 1,
+        "not_understood": 1,
+        "help_requests": 1,
+        "stage_errors": 1,
+    }
+
+
+def test_loop_lag_frames_and_devices_are_measured() -> None:
+    now = [50.0]
+    metrics = Metrics(MetricsSettings(), clock=lambda: now[0])
+
+    class Device:
+        xruns = 3
+        dropped_chunks = 7
+
+    metrics.devices["capture"] = Device()
+
+    def chunks() -> Any:
+        for i in range(1, 101):
+            now[0] += 0.01 if i != 50 else 0.25  # the loop stalls 240 ms once
+            yield _chunk(i * 0.01)
+
+    assert len(list(metrics.watch(chunks()))) == 100
+    snap = metrics.snapshot()
+    assert snap["counters"]["frames"] == 100
+    assert snap["counters"]["capture_xruns"] == 3
+    assert snap["counters"]["capture_dropped_chunks"] == 7
+    gauges = snap["gauges"]
+    assert gauges["loop_lag_p50_ms"] == pytest.approx(240, abs=1)  # behind ever since
+    assert gauges["loop_lag_max_ms"] == pytest.approx(240, abs=1)
+    assert gauges["rss_mb"] > 10
+
+
+def test_a_snapshot_is_published_retained_once_per_interval() -> None:
+    now = [0.0]
+    out = Recorder()
+    metrics = Metrics(MetricsSettings(interval_seconds=60), out, clock=lambda: now[0])
+    for second in range(0, 181, 10):
+        now[0] = float(second)
+        metrics.tick(now[0])
+    assert [p[0] for p in out.published] == ["metrics"] * 3
+    _, payload, qos, retain = out.published[0]
+    assert retain and qos == 0
+    assert set(json.loads(payload)) == {"counters", "gauges"}
+
+
+def test_prometheus_text_and_endpoint() -> None:
+    metrics = Metrics(MetricsSettings())
+    metrics.counters["wakes"] = 4
+    text = prometheus_text(metrics.snapshot(), "kitchen")
+    assert "# TYPE pocket_satellite_wakes_total counter" in text
+    assert 'pocket_satellite_wakes_total{satellite="kitchen"} 4' in text
+    assert "# TYPE pocket_satellite_rss_mb gauge" in text
+    port = free_port()
+    server = serve_prometheus(metrics, "kitchen", "127.0.0.1", port)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+            body = reply.read().decode()
+            assert reply.headers["Content-Type"].startswith("text/plain")
+        assert 'pocket_satellite_wakes_total{satellite="kitchen"} 4' in body
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/other", timeout=5)
+        assert err.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.skipif(not have_mosquitto(), reason="needs mosquitto")
+def test_run_publishes_its_metrics_retained(tmp_path: Path) -> None:
+    """The satellite as users run it, fed live audio: within one interval (5 s) a
+    retained ``metrics`` message says how many frames it heard, that MQTT is connected,
+    and its RSS."""
+    with running_broker(tmp_path / "broker") as broker:
+        config = tmp_path / "satellite.yaml"
+        config.write_text(
+            run_config(broker.port, tmp_path)
+            + "llm:\n  enabled: false\nmetrics:\n  interval_seconds: 5\n"
+        )
+        child = subprocess.Popen(
+            [sys.executable, "-m", "satellite", "run", "--config", str(config), "--input", "-"],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=os.environ.copy(),
+        )
+        assert child.stdin is not None and child.stderr is not None
+        silence = synth.to_chunk(synth.silence(0.1)).samples
+        try:
+            deadline = time.monotonic() + 7.0
+            while time.monotonic() < deadline:
+                child.stdin.write(silence)
+                child.stdin.flush()
+                time.sleep(0.1)
+            child.stdin.close()
+            assert child.wait(60) == 0
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        err = child.stderr.read().decode()
+        assert "Traceback" not in err, err
+        probe = Probe(broker.port, ("pocket_satellite/+/metrics",))
+        try:
+            message = probe.wait_for("pocket_satellite/+/metrics")
+        finally:
+            probe.close()
+    assert message.retain
+    snapshot = json.loads(message.payload)
+    assert snapshot["counters"]["frames"] > 200  # 10 ms frames over more than 2 s
+    assert snapshot["gauges"]["mqtt_connected"] == 1
+    assert snapshot["gauges"]["outbox_depth"] == 0
+    assert 10 < snapshot["gauges"]["rss_mb"] < 2000
