@@ -34,6 +34,8 @@ def make_engine(settings: TtsSettings, voice: str | None = None) -> TtsEngine:
             resolve_piper_model(chosen, settings.models_dir),
             rate_wpm=settings.rate_wpm,
             volume=settings.volume,
+            npu_model=Path(settings.npu_model).expanduser() if settings.npu_model else None,
+            npu_input_length=settings.npu_input_length,
         )
     if settings.engine == "pocket":
         from .pocket import PocketEngine  # noqa: PLC0415

@@ -43,6 +43,8 @@ class PiperEngine:
         rate_wpm: int = NATURAL_RATE_WPM,
         volume: int = 100,
         speaker_id: int = 0,
+        npu_model: Path | None = None,
+        npu_input_length: int = 256,
     ) -> None:
         try:
             import onnxruntime  # noqa: PLC0415
@@ -78,12 +80,18 @@ class PiperEngine:
         )
         self._speaker_id = speaker_id if int(config.get("num_speakers", 1)) > 1 else None
         self._gain = volume / 100.0
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        self._session: Any = onnxruntime.InferenceSession(
-            str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        self._session: Any
+        if npu_model is not None:  # the network on a Rockchip NPU (tts.npu_model)
+            from .rknn import RknnSession  # noqa: PLC0415
+
+            self._session = RknnSession(npu_model, npu_input_length)
+        else:
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
+            self._session = onnxruntime.InferenceSession(
+                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
         self._phonemizer = EspeakEngine(espeak_voice)
         self.espeak_voice = espeak_voice
 

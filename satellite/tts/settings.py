@@ -62,6 +62,17 @@ class TtsSettings(Section):
         _TEXT,
         "Folder where Piper model names are looked up (NAME.onnx + .onnx.json)",
     )
+    npu_model: str | None = option(
+        None,
+        check_optional(_TEXT),
+        "piper only: the voice converted to .rknn, run on a Rockchip NPU (RK3566/RK3568/"
+        "RK3588, extra npu); null = onnxruntime on the CPU",
+    )
+    npu_input_length: int = option(
+        256,
+        check_integer(16, 4096, " phoneme ids"),
+        "Phoneme ids per sentence the .rknn voice was converted for (16-4096)",
+    )
     feedback: FeedbackSettings = subsection(FeedbackSettings)
 
     @property
