@@ -73,6 +73,7 @@ class Metrics:
         self.link_gauges: Callable[[], dict[str, int]] | None = None
         self.started = clock()
         self._lags_ms: collections.deque[float] = collections.deque(maxlen=LAG_WINDOW)
+        self._work_ms: collections.deque[float] = collections.deque(maxlen=LAG_WINDOW)
         self._origin: float | None = None
         self._last_publish = self.started
         self._cpu_mark = (self.started, _cpu_seconds())
@@ -81,8 +82,9 @@ class Metrics:
     # --- what the loop sees ------------------------------------------------------------
 
     def watch(self, chunks: Iterable[AudioChunk]) -> Iterator[AudioChunk]:
-        """Count frames and their lag (how late the loop gets a chunk after its audio
-        was captured, from the first chunk's arrival), and publish when due."""
+        """Count frames, their lag (how late the loop gets a chunk after its audio was
+        captured, from the first chunk's arrival) and the loop's work on each (from
+        handing it on to asking for the next), and publish when due."""
         for chunk in chunks:
             now = self.clock()
             if self._origin is None:
@@ -93,7 +95,11 @@ class Metrics:
                 self.counters["frames"] += max(1, round(chunk.seconds * 100))
                 self._lags_ms.append(lag_ms)
             self.tick(now)
+            handed = self.clock()
             yield chunk
+            back = self.clock()
+            with self._lock:  # what the loop spent on this chunk (all of it, when replaying)
+                self._work_ms.append((back - handed) * 1000)
 
     def count_event(self, event: Event) -> None:
         name = event.type_name
@@ -114,6 +120,7 @@ class Metrics:
         with self._lock:
             counters = dict(self.counters)
             lags = np.asarray(self._lags_ms, dtype=np.float64)
+            work = np.asarray(self._work_ms, dtype=np.float64)
         for name, device in self.devices.items():
             counters[f"{name}_xruns"] = int(getattr(device, "xruns", 0))
             counters[f"{name}_dropped_chunks"] = int(getattr(device, "dropped_chunks", 0))
@@ -126,6 +133,11 @@ class Metrics:
                 loop_lag_p50_ms=round(float(p50), 1),
                 loop_lag_p99_ms=round(float(p99), 1),
                 loop_lag_max_ms=round(float(lags.max()), 1),
+            )
+        if len(work):
+            gauges.update(
+                loop_work_p99_ms=round(float(np.percentile(work, 99)), 2),
+                loop_work_max_ms=round(float(work.max()), 2),
             )
         mark_time, mark_cpu = self._cpu_mark
         cpu = _cpu_seconds()
@@ -144,6 +156,7 @@ class Metrics:
         self._cpu_mark = (now, _cpu_seconds())
         with self._lock:
             self._lags_ms.clear()
+            self._work_ms.clear()
         self.publish("metrics", json.dumps(snapshot, sort_keys=True), qos=0, retain=True)
         return True
 
