@@ -208,3 +208,7 @@ def test_the_loop_work_on_each_chunk_is_measured() -> None:
     assert gauges["loop_work_max_ms"] == pytest.approx(80)
     assert gauges["loop_work_p99_ms"] == pytest.approx(3, abs=0.8)
     assert gauges["loop_lag_p50_ms"] == 0  # ahead of real time: no lag
+    # live, the 80 ms chunk would have left the loop 70 ms behind, caught up at 7 ms per
+    # 10 ms chunk: 70, 63, ..., 7 ms, 10 chunks of the 200 behind
+    assert gauges["loop_backlog_max_ms"] == pytest.approx(70)
+    assert gauges["loop_backlog_p99_ms"] == pytest.approx(56, abs=1)  # the 3rd of 200

@@ -74,6 +74,7 @@ class Metrics:
         self.started = clock()
         self._lags_ms: collections.deque[float] = collections.deque(maxlen=LAG_WINDOW)
         self._work_ms: collections.deque[float] = collections.deque(maxlen=LAG_WINDOW)
+        self._backlog_ms: collections.deque[float] = collections.deque(maxlen=LAG_WINDOW)
         self._origin: float | None = None
         self._last_publish = self.started
         self._cpu_mark = (self.started, _cpu_seconds())
@@ -83,8 +84,10 @@ class Metrics:
 
     def watch(self, chunks: Iterable[AudioChunk]) -> Iterator[AudioChunk]:
         """Count frames, their lag (how late the loop gets a chunk after its audio was
-        captured, from the first chunk's arrival) and the loop's work on each (from
-        handing it on to asking for the next), and publish when due."""
+        captured, from the first chunk's arrival), the loop's work on each (from handing
+        it on to asking for the next) and the backlog that work would leave behind a live
+        microphone (the lag of a replay run as fast as it goes), and publish when due."""
+        backlog = 0.0
         for chunk in chunks:
             now = self.clock()
             if self._origin is None:
@@ -98,8 +101,13 @@ class Metrics:
             handed = self.clock()
             yield chunk
             back = self.clock()
+            work = back - handed
+            # How far behind a live microphone the loop would be at the next chunk: the
+            # backlog grows by the work beyond the chunk's own length (Lindley's queue).
+            backlog = max(0.0, backlog + work - chunk.seconds)
             with self._lock:  # what the loop spent on this chunk (all of it, when replaying)
-                self._work_ms.append((back - handed) * 1000)
+                self._work_ms.append(work * 1000)
+                self._backlog_ms.append(backlog * 1000)
 
     def count_event(self, event: Event) -> None:
         name = event.type_name
@@ -121,6 +129,7 @@ class Metrics:
             counters = dict(self.counters)
             lags = np.asarray(self._lags_ms, dtype=np.float64)
             work = np.asarray(self._work_ms, dtype=np.float64)
+            backlog = np.asarray(self._backlog_ms, dtype=np.float64)
         for name, device in self.devices.items():
             counters[f"{name}_xruns"] = int(getattr(device, "xruns", 0))
             counters[f"{name}_dropped_chunks"] = int(getattr(device, "dropped_chunks", 0))
@@ -138,6 +147,8 @@ class Metrics:
             gauges.update(
                 loop_work_p99_ms=round(float(np.percentile(work, 99)), 2),
                 loop_work_max_ms=round(float(work.max()), 2),
+                loop_backlog_p99_ms=round(float(np.percentile(backlog, 99)), 1),
+                loop_backlog_max_ms=round(float(backlog.max()), 1),
             )
         mark_time, mark_cpu = self._cpu_mark
         cpu = _cpu_seconds()
@@ -157,6 +168,7 @@ class Metrics:
         with self._lock:
             self._lags_ms.clear()
             self._work_ms.clear()
+            self._backlog_ms.clear()
         self.publish("metrics", json.dumps(snapshot, sort_keys=True), qos=0, retain=True)
         return True
 
