@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from .actions import Action
 from .app import EventSink, SatelliteApp
+from .audio.echo_tap import EchoTap
 from .audio.io import AudioSink
 from .config import Config
 from .mqtt.payloads import Command
@@ -36,8 +37,12 @@ def assemble(
 ) -> SatelliteApp:
     """The whole satellite for ``config``, speaking on ``sink`` (closed by the app)."""
     understanding = build_understanding(config)
+    pipeline = build_pipeline(config, understanding=understanding)
+    echo = pipeline.stages.echo
+    if echo is not None:  # what goes to the sound card is the echo canceller's reference
+        sink = EchoTap(sink, echo.played)
     return SatelliteApp(
-        build_pipeline(config, understanding=understanding),
+        pipeline,
         events,
         inbox,
         engine,

@@ -18,6 +18,8 @@ from .audio.framer import Framer
 from .config import Config
 from .events import Event, StateChanged, UtteranceEnded, WakeDetected
 from .frontend.base import FrameFilter, VoiceActivityDetector, WakeHit, WakeWordDetector
+from .frontend.echo import EchoStage
+from .frontend.echo_engines import make_echo_canceller
 from .frontend.gain import AutoGain
 from .frontend.noise import PassThrough, make_noise_suppressor
 from .frontend.recorder import Phase, UtteranceRecorder
@@ -53,6 +55,8 @@ class Stages:
     #: Speech rate and rushed-speech alerts; with understanding present it runs there
     #: (it then gets the recognised words too).
     prosody: ProsodyMonitor | None = None
+    #: The speaker's echo out of the microphone (frontend.echo; fed by audio.echo_tap).
+    echo: EchoStage | None = None
 
 
 def build_stages(
@@ -87,7 +91,18 @@ def build_stages(
     prosody = (
         ProsodyMonitor(config.prosody) if config.prosody.enabled and understanding is None else None
     )
+    echo = None
+    if fe.echo.enabled:
+        latency_ms = fe.echo.latency_ms
+        echo = EchoStage(
+            make_echo_canceller(fe.echo.engine, fe.echo.tail_ms),
+            latency_seconds=(
+                latency_ms if latency_ms is not None else config.player.device_queue_ms
+            )
+            / 1000,
+        )
     return Stages(
+        echo=echo,
         noise=noise,
         gain=gain,
         vad=vad,
@@ -230,6 +245,8 @@ class Pipeline:
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
         self._last_frame = frame
+        if s.echo is not None:  # first: the canceller needs the microphone as it was
+            frame = self._supervisor.guard(s.echo, s.echo.process, frame, frame, events)
         clean = self._supervisor.guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
             self._mic.add(frame, clean)  # what the recognizer hears (before the gain)

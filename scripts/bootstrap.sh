@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(espeak-ng libespeak-ng1 libasound2-dev alsa-utils mosquitto sox flite systemd)
+APT_PACKAGES=(espeak-ng libespeak-ng1 libasound2-dev alsa-utils mosquitto sox flite systemd libspeexdsp1)
 VENV="${POCKET_VENV:-$HOME/.cache/pocket-satellite/venv}"
 PYTHON="${POCKET_PYTHON:-python3}"
 
@@ -48,5 +48,5 @@ echo ">> installing pocket-satellite into $VENV" >&2
 "$VENV/bin/pip" install -q --disable-pip-version-check --find-links "$WHEELS" \
     "llama-cpp-python==$LLAMA_VERSION" >&2
 "$VENV/bin/pip" install -q --disable-pip-version-check --find-links "$WHEELS" \
-    -e ".[alsa,dev,llm]" >&2
+    -e ".[alsa,dev,llm,echo]" >&2
 echo "$VENV"

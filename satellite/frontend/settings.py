@@ -20,6 +20,7 @@ from ..config_base import (
     option,
     subsection,
 )
+from .echo_settings import EchoSettings
 
 WAKE_MODELS = ("okay_nabu", "hey_jarvis", "alexa", "hey_mycroft")
 NOISE_ENGINES = ("speex", "webrtc", "off")
@@ -128,6 +129,7 @@ class RecorderSettings(Section):
 class FrontendSettings(Section):
     """The audio front end, stage by stage."""
 
+    echo: EchoSettings = subsection(EchoSettings)
     noise: NoiseSettings = subsection(NoiseSettings)
     gain: GainSettings = subsection(GainSettings)
     vad: VadSettings = subsection(VadSettings)

@@ -1,0 +1,162 @@
+"""Echo cancellation in the frame loop: the satellite's own voice out of its microphone.
+
+The speaker's output is tapped where it goes to the sound card (``audio.echo_tap``):
+each piece, converted to 16 kHz, goes into ``EchoReference`` at the microphone sample
+where it will be heard: the capture position of that moment (``MicClock``) plus the
+output latency (the device queue). ``EchoStage``, the first stage of the front end,
+takes the reference for each microphone frame and gives both to the echo canceller
+(``echo_engines``). Where nothing was played for a while the stage passes the
+microphone through untouched and costs nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+import soxr
+
+from ..audio.chunk import PIPELINE_RATE_HZ, AudioChunk, to_float_mono
+from .echo_engines import EchoCanceller, Int16
+
+#: After the last played sample the canceller runs on this long (the room's tail), s.
+TAIL_SECONDS = 0.5
+#: The reference is placed this much before the estimated moment it is heard, s.
+EARLY_SECONDS = 0.005
+
+
+class EchoReference:
+    """What the speaker played, by sample position on the microphone's clock.
+
+    Thread-safe: the player's thread pushes, the frame loop takes. Silence where nothing
+    was played; audio older than ``keep_samples`` behind the newest is dropped.
+    """
+
+    def __init__(self, keep_samples: int = PIPELINE_RATE_HZ * 4) -> None:
+        self.keep_samples = keep_samples
+        self._start = 0  # position of self._audio[0]
+        self._audio = np.zeros(0, dtype=np.int16)
+        self._lock = threading.Lock()
+        #: Position just after the last sample pushed (-1: nothing yet).
+        self.last_played = -1
+
+    def push(self, samples: Int16, position: int) -> None:
+        """``samples`` (16 kHz mono) will be heard from microphone sample ``position``."""
+        with self._lock:
+            end = position + len(samples)
+            if end <= self._start:
+                return
+            if position < self._start:
+                samples = samples[self._start - position :]
+                position = self._start
+            have_end = self._start + len(self._audio)
+            if end > have_end:
+                grow = np.zeros(end - have_end, np.int16)
+                self._audio = np.concatenate([self._audio, grow])
+            offset = position - self._start
+            self._audio[offset : offset + len(samples)] = samples
+            self.last_played = max(self.last_played, end)
+            excess = len(self._audio) - self.keep_samples
+            if excess > 0:
+                self._audio = self._audio[excess:]
+                self._start += excess
+
+    def take(self, position: int, count: int) -> Int16:
+        """The reference for microphone samples ``position .. position + count``."""
+        out = np.zeros(count, dtype=np.int16)
+        with self._lock:
+            lo = max(position, self._start)
+            hi = min(position + count, self._start + len(self._audio))
+            if hi > lo:
+                out[lo - position : hi - position] = self._audio[
+                    lo - self._start : hi - self._start
+                ]
+        return out
+
+
+class MicClock:
+    """Maps the monotonic clock to microphone sample positions.
+
+    The frame loop tells it each frame's end (``heard``); the earliest offset seen
+    between the monotonic clock and the microphone's time is taken (a loop running
+    behind only makes the offset larger).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._offset: float | None = None
+
+    def heard(self, end_seconds: float) -> None:
+        offset = self.clock() - end_seconds
+        if self._offset is None or offset < self._offset:
+            self._offset = offset
+
+    def position(self, monotonic_seconds: float) -> int | None:
+        """The microphone sample heard at that moment (None before the first frame)."""
+        if self._offset is None:
+            return None
+        return round((monotonic_seconds - self._offset) * PIPELINE_RATE_HZ)
+
+
+class EchoStage:
+    """The front end's first stage: the microphone with the speaker's echo taken out."""
+
+    name = "echo"
+
+    def __init__(
+        self,
+        canceller: EchoCanceller,
+        reference: EchoReference | None = None,
+        clock: MicClock | None = None,
+        latency_seconds: float = 0.06,
+    ) -> None:
+        self.canceller = canceller
+        self.reference = reference or EchoReference()
+        self.clock = clock or MicClock()
+        #: From handing audio to the sound card to hearing it: the device queue, s.
+        self.latency_seconds = latency_seconds
+        self.frames_cancelled = 0
+
+    def process(self, frame: AudioChunk) -> AudioChunk:
+        self.clock.heard(frame.end_seconds)
+        position = round(frame.timestamp_seconds * PIPELINE_RATE_HZ)
+        last = self.reference.last_played
+        if last < 0 or last < position - TAIL_SECONDS * PIPELINE_RATE_HZ:
+            return frame  # nothing played lately: no echo to take out
+        count = frame.num_frames
+        mic = np.frombuffer(frame.samples, dtype="<i2")
+        out = self.canceller.process(mic, self.reference.take(position, count))
+        self.frames_cancelled += 1
+        return AudioChunk(frame.rate_hz, 2, 1, out.astype("<i2").tobytes(), frame.timestamp_seconds)
+
+    def played(self, chunk: AudioChunk, written_at: float) -> None:
+        """The player's thread handed ``chunk`` to the sound card at ``written_at``
+        (monotonic): it is heard ``latency_seconds`` later."""
+        # a little early: the filter learns a late start, but cannot use a late reference
+        heard_at = written_at + self.latency_seconds - EARLY_SECONDS
+        position = self.clock.position(heard_at)
+        if position is None:
+            return  # no microphone yet
+        self.reference.push(self._to_pipeline_rate(chunk), position)
+
+    def _to_pipeline_rate(self, chunk: AudioChunk) -> Int16:
+        """16 kHz, chunk by chunk: a streaming resampler would hand its output on late
+        (its filter's delay), and a late reference cannot cancel anything."""
+        audio: npt.NDArray[np.float32] = to_float_mono(chunk)
+        if chunk.rate_hz != PIPELINE_RATE_HZ:
+            audio = soxr.resample(audio, chunk.rate_hz, PIPELINE_RATE_HZ)
+        return np.clip(np.round(audio * 32768), -32768, 32767).astype(np.int16)
+
+    def reset(self) -> None:
+        """Forget the learnt room (after a failure; muting keeps it: same room)."""
+        self.canceller.reset()
+
+
+def echo_return_loss_enhancement(echo: npt.ArrayLike, residual: npt.ArrayLike) -> float:
+    """ERLE in dB: the echo's power over what is left of it."""
+    before = float(np.mean(np.asarray(echo, dtype=np.float64) ** 2))
+    after = float(np.mean(np.asarray(residual, dtype=np.float64) ** 2))
+    return 10 * float(np.log10(before / max(after, 1e-12)))
