@@ -256,7 +256,10 @@ class PocketSatellite:
         """Remember the fired id, then tell the satellite (which closes the alert)."""
         if save:
             await self.fired_alerts.async_save()
-        await self._publish("alert/ack", {"id": alert_id})
+        try:
+            await self._publish("alert/ack", {"id": alert_id})
+        except HomeAssistantError as err:  # alert/active comes again: acknowledged then
+            _LOGGER.warning("Could not acknowledge alert %s yet: %s", alert_id, err)
 
     @callback
     def _on_status(self, msg: mqtt.ReceiveMessage) -> None:

@@ -14,7 +14,7 @@ from homeassistant.components import automation
 from homeassistant.components.device_automation import DeviceAutomationType
 from homeassistant.const import STATE_OFF, STATE_ON, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant, State
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import device_registry as dr
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import (
@@ -130,6 +130,24 @@ async def test_a_reload_does_not_fire_the_same_alert_again(
         {"id": HELP_ID},
         {"id": RUSHED_ID},
     ]
+
+
+async def test_an_ack_that_cannot_be_sent_waits_for_the_next_alert_active(
+    hass: HomeAssistant,
+    setup_entry: MockConfigEntry,
+    mqtt_mock: MagicMock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    helps = async_capture_events(hass, EVENT_HELP)
+    mqtt_mock.async_publish.side_effect = HomeAssistantError("MQTT is not connected")
+    _active(hass, ACTIVE, retain=True)
+    await hass.async_block_till_done()
+    assert len(helps) == 1 and f"Could not acknowledge alert {HELP_ID} yet" in caplog.text
+    mqtt_mock.async_publish.side_effect = None
+    _active(hass, ACTIVE)  # the satellite still lists it: acknowledged now, not fired
+    await hass.async_block_till_done()
+    assert len(helps) == 1
+    assert published(mqtt_mock, "alert/ack")[-2:] == [{"id": HELP_ID}, {"id": RUSHED_ID}]
 
 
 async def test_after_a_restart_fired_ids_come_from_storage(
