@@ -317,6 +317,32 @@ def test_a_restarted_satellite_keeps_the_help_request_open(
 
 
 @needs_broker
+def test_re_sends_wait_for_the_broker_instead_of_piling_up(
+    broker: Mosquitto, tmp_path: Path
+) -> None:
+    link = _link(broker.port, tmp_path)
+    try:
+        link.publish_event(HELP)
+        assert link.wait_idle(10)
+        broker.kill()
+        time.sleep(3 * FAST[-1])  # several re-sends due while the broker is away
+        link.publish_event(RUSHED)  # and the worker busy with something else
+        deadline = time.monotonic() + 10
+        while len(link.alerts) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(link.outbox) == 1 and link.alerts.resent == 0  # only the new alert
+        broker.start()
+        probe = Probe(broker.port, (f"{BASE}/help",))
+        try:
+            assert probe.wait_for(f"{BASE}/help").json()["id"].startswith("h")
+        finally:
+            probe.close()
+        assert link.alerts.resent >= 1 and len(link.alerts) == 2
+    finally:
+        link.stop()
+
+
+@needs_broker
 def test_malformed_and_unknown_acks_are_counted_never_a_crash(
     broker: Mosquitto, tmp_path: Path
 ) -> None:

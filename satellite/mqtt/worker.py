@@ -156,8 +156,11 @@ class LinkWorker:
     def _run(self) -> None:
         try:
             while True:
-                try:  # wake up for the next re-send of an unacknowledged call for help
-                    first = [self._work.get(timeout=self.alerts.seconds_to_next(self._clock()))]
+                # Wake up for the next re-send of an unacknowledged call for help (while
+                # disconnected the outbox and alert/active carry it on the next connect).
+                wait = self.alerts.seconds_to_next(self._clock())
+                try:
+                    first = [self._work.get(timeout=wait if self.connected.is_set() else None)]
                 except queue.Empty:
                     first = []
                 items = [*first, *drain(self._work, BATCH_ITEMS - 1)]
@@ -195,7 +198,7 @@ class LinkWorker:
                     self.alerts.ack(work.topic)
                 elif work.kind == "stop":
                     keep_running = False
-            for path, payload in self.alerts.due(self._clock()):
+            for path, payload in self.alerts.due(self._clock()) if self.connected.is_set() else ():
                 outgoing.append(self._append(self.topics.full(path), payload))
             if self.alerts.changed:
                 outgoing.append(self._active_alerts())
