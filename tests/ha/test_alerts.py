@@ -89,6 +89,11 @@ async def test_retained_open_alerts_fire_once_each_then_are_acknowledged(
     assert (alert_event.data["id"], alert_event.data["kind"]) == (RUSHED_ID, "rushed_speech")
     assert alert_event.data["time"] == ACTIVE["alerts"][1]["payload"]["time"]
     assert published(mqtt_mock, "alert/ack") == [{"id": HELP_ID}, {"id": RUSHED_ID}]
+    ack_contract = golden("alert_ack")  # what the satellite accepts (tests/golden/)
+    assert (ack_contract["topic"], ack_contract["direction"]) == ("alert/ack", "in")
+    assert published(mqtt_mock, "alert/ack") == ack_contract["examples"]
+    acks = [c for c in mqtt_mock.async_publish.call_args_list if c.args[0] == f"{BASE}/alert/ack"]
+    assert [c.args[2:4] for c in acks] == [(1, False)] * 2  # QoS 1, not retained
     assert hass_storage[STORE_KEY]["data"] == [HELP_ID, RUSHED_ID]
     help_sensor = _state(hass, HELP_SENSOR)
     assert help_sensor.state == STATE_ON and help_sensor.attributes["id"] == HELP_ID
