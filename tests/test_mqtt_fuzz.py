@@ -19,7 +19,9 @@ TOTAL = 10_000
 TOPICS = sorted(INBOUND)
 EXAMPLES = {
     spec["topic"]: spec["examples"]
-    for spec in (golden(n) for n in ("say", "tts_request", "response", "slots", "control"))
+    for spec in (
+        golden(n) for n in ("say", "tts_request", "response", "slots", "control", "alert_ack")
+    )
 }
 _ODD_VALUES: list[Any] = [
     None,

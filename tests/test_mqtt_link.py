@@ -150,8 +150,8 @@ def test_every_topic_round_trips(broker: Mosquitto, probe: Probe, tmp_path: Path
 
         expected: list[Command] = []
         for spec in golden_files().values():
-            if spec["direction"] != "in":
-                continue
+            if spec["direction"] != "in" or spec["topic"] == "alert/ack":
+                continue  # the link closes alerts itself (tests/test_open_alerts.py)
             for example in spec["examples"]:
                 raw = json.dumps(example).encode()
                 probe.publish(f"{BASE}/{spec['topic']}", raw, retain=spec["retain"])

@@ -6,20 +6,32 @@ from homeassistant.components import mqtt
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryNotReady
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.typing import ConfigType
 
-from .const import CONF_BASE_TOPIC, CONF_INFO, CONF_SATELLITE_ID, DEFAULT_BASE_TOPIC
+from .const import CONF_BASE_TOPIC, CONF_INFO, CONF_SATELLITE_ID, DEFAULT_BASE_TOPIC, DOMAIN
 from .device import PocketSatellite
 from .intents import IntentBridge, SlotsPublisher
 from .messages import MessageError, SatelliteInfo
 from .models import PocketConfigEntry, RuntimeData
+from .services import async_setup_services
 
 PLATFORMS = [
     Platform.ASSIST_SATELLITE,
     Platform.BINARY_SENSOR,
+    Platform.BUTTON,
     Platform.EVENT,
     Platform.SENSOR,
     Platform.TTS,
 ]
+
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """Register the integration's actions."""
+    async_setup_services(hass)
+    return True
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: PocketConfigEntry) -> bool:

@@ -30,4 +30,13 @@ MAX_PAYLOAD_BYTES: Final = 64 * 1024
 
 EVENT_INTENT: Final = "pocket_satellite_intent"
 EVENT_HELP: Final = "pocket_satellite_help"
+#: Fired once per rushed-speech alert (``alert``), for automations and device triggers.
+EVENT_ALERT: Final = "pocket_satellite_alert"
+#: Fired when the satellite says the speaker is calm again (``kind`` rushed_speech) or
+#: someone clears a help request (``kind`` help).
+EVENT_ALERT_CLEARED: Final = "pocket_satellite_alert_cleared"
+ALERT_HELP: Final = "help"
+#: Ids of fired alerts remembered (in HA's storage) so each fires once.
+FIRED_ALERT_IDS: Final = 512
+SERVICE_CLEAR_HELP: Final = "clear_help_request"
 ALERT_RUSHED_SPEECH: Final = "rushed_speech"

@@ -13,8 +13,10 @@ from typing import Any, Final
 from homeassistant.components import mqtt
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import device_registry as dr
 
-from .const import SEEN_IDS
+from .alerts import FiredAlerts
+from .const import ALERT_HELP, DOMAIN, EVENT_ALERT_CLEARED, SEEN_IDS
 from .messages import (
     AlertClearedMessage,
     AlertMessage,
@@ -31,7 +33,11 @@ from .topics import TOPICS, TopicRow
 _LOGGER = logging.getLogger(__name__)
 
 #: Listener kinds entities can follow.
-KINDS: Final = ("status", *(row.kind for row in TOPICS if row.kind is not None))
+KINDS: Final = (
+    "status",
+    "help_cleared",
+    *(row.kind for row in TOPICS if row.kind is not None),
+)
 
 
 class PocketSatellite:
@@ -58,6 +64,7 @@ class PocketSatellite:
         self._seen: deque[str] = deque(maxlen=SEEN_IDS)
         self._say: dict[str, asyncio.Future[SayDoneMessage]] = {}
         self._tts: dict[str, asyncio.Future[bytes]] = {}
+        self.fired_alerts = FiredAlerts(hass, satellite_id)
 
     def topic(self, path: str) -> str:
         """Full topic name of ``path`` under this satellite."""
@@ -67,6 +74,7 @@ class PocketSatellite:
 
     async def async_start(self) -> None:
         """Subscribe to everything the satellite publishes."""
+        await self.fired_alerts.async_load()  # before the retained alert/active arrives
         handlers: list[tuple[str, Callable[[mqtt.ReceiveMessage], None], str | None]] = [
             ("status", self._on_status, "utf-8"),
             *((row.path, self._receiver(row), "utf-8") for row in TOPICS),
@@ -94,6 +102,22 @@ class PocketSatellite:
         """Call ``listener`` when something of ``kind`` arrives; returns a remover."""
         self._listeners[kind].append(listener)
         return lambda: self._listeners[kind].remove(listener)
+
+    @property
+    def event_data(self) -> dict[str, Any]:
+        """What every bus event about this satellite carries: its ids."""
+        device = dr.async_get(self.hass).async_get_device(identifiers={(DOMAIN, self.satellite_id)})
+        return {"device_id": device and device.id, "satellite_id": self.satellite_id}
+
+    @callback
+    def clear_help(self) -> None:
+        """Someone took care of the help request: say so to the help sensor and fire
+        EVENT_ALERT_CLEARED (``kind`` help)."""
+        help_id = None if self.last_help is None else self.last_help.id
+        self.hass.bus.async_fire(
+            EVENT_ALERT_CLEARED, {**self.event_data, "kind": ALERT_HELP, "id": help_id}
+        )
+        self._notify("help_cleared")
 
     def _notify(self, kind: str) -> None:
         for listener in list(self._listeners[kind]):
@@ -160,6 +184,10 @@ class PocketSatellite:
         """Publish HA's spoken answer to an intent on ``response``."""
         await self._publish("response", {"utterance_id": utterance_id, "text": text})
 
+    async def async_control(self, command: str) -> None:
+        """Publish a ``control`` command without a value (``stop``, ``mute``, ``unmute``)."""
+        await self._publish("control", {"command": command})
+
     async def async_publish_slots(self, names: list[str], areas: list[str]) -> None:
         """Publish the exposed names and areas, retained, on ``slots``."""
         await self._publish("slots", {"names": names, "areas": areas}, retain=True)
@@ -197,18 +225,41 @@ class PocketSatellite:
             except MessageError as err:
                 self._reject(msg, err)
                 return
-            if row.dedupe and not self._fresh(value.id):
-                return
-            if row.keep is not None:
-                setattr(self, row.keep, value)
-            if row.fire is not None:
-                row.fire(self, value)
-            if row.kind is not None:
-                self._notify(row.kind)
-            if row.hand_off is not None:
-                row.hand_off(self, value)
+            self.handle(row, value)
 
         return receive
+
+    @callback
+    def handle(self, row: TopicRow[Any], value: Any) -> None:
+        """Handle a parsed message as TopicRow says (also an alert from alert/active)."""
+        if row.opens_alert and value.id in self.fired_alerts:
+            self._ack_soon(value.id, save=False)  # fired before: acknowledge it again
+            return
+        if row.dedupe and not self._fresh(value.id):
+            return
+        if row.keep is not None:
+            setattr(self, row.keep, value)
+        if row.fire is not None:
+            row.fire(self, value)
+        if row.kind is not None:
+            self._notify(row.kind)
+        if row.hand_off is not None:
+            row.hand_off(self, value)
+        if row.opens_alert:
+            self.fired_alerts.add(value.id)
+            self._ack_soon(value.id, save=True)
+
+    def _ack_soon(self, alert_id: str, save: bool) -> None:
+        self.hass.async_create_task(self._async_ack(alert_id, save), eager_start=False)
+
+    async def _async_ack(self, alert_id: str, save: bool) -> None:
+        """Remember the fired id, then tell the satellite (which closes the alert)."""
+        if save:
+            await self.fired_alerts.async_save()
+        try:
+            await self._publish("alert/ack", {"id": alert_id})
+        except HomeAssistantError as err:  # alert/active comes again: acknowledged then
+            _LOGGER.warning("Could not acknowledge alert %s yet: %s", alert_id, err)
 
     @callback
     def _on_status(self, msg: mqtt.ReceiveMessage) -> None:

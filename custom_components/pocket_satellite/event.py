@@ -86,6 +86,8 @@ class PocketEvent(PocketSatelliteEntity, EventEntity):
                     "ratio": alert.ratio,
                     "severity": alert.severity,
                     "utterance_id": alert.utterance_id,
+                    "id": alert.id,
+                    "time": alert.time,
                 },
             )
         self.async_write_ha_state()
@@ -96,7 +98,12 @@ class PocketEvent(PocketSatelliteEntity, EventEntity):
         assert help_request is not None
         self._trigger_event(
             "help",
-            {"severity": help_request.severity, "utterance_id": help_request.utterance_id},
+            {
+                "severity": help_request.severity,
+                "utterance_id": help_request.utterance_id,
+                "id": help_request.id,
+                "time": help_request.time,
+            },
         )
         self.async_write_ha_state()
 

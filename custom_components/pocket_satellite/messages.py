@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,13 +142,14 @@ def _opt_num(data: dict[str, Any], key: str) -> float | None:
 
 @dataclass(frozen=True)
 class AlertMessage:
-    """``alert``: rushed speech began (or rose in severity)."""
+    """``alert``: rushed speech began (or rose in severity); ``time`` is when (Unix s)."""
 
     id: str
     kind: str
     ratio: float
     severity: str
     utterance_id: str
+    time: float
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> AlertMessage:
@@ -158,21 +160,73 @@ class AlertMessage:
             ratio=_num(data, "ratio"),
             severity=_str(data, "severity"),
             utterance_id=_str(data, "utterance_id"),
+            time=_num(data, "time"),
         )
 
 
 @dataclass(frozen=True)
 class HelpMessage:
-    """``help``: someone asked for help; a caregiver must be alerted."""
+    """``help``: someone asked for help; a caregiver must be alerted. ``time`` is when
+    it was asked (Unix s), the same when the satellite sends it again."""
 
     id: str
     utterance_id: str
     severity: str
+    time: float
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> HelpMessage:
         """Check and build."""
-        return cls(_str(data, "id"), _str(data, "utterance_id"), _str(data, "severity"))
+        return cls(
+            _str(data, "id"), _str(data, "utterance_id"), _str(data, "severity"), _num(data, "time")
+        )
+
+
+#: Where an open alert was first published -> how its payload is parsed.
+ALERT_SOURCES: dict[str, Callable[[dict[str, Any]], HelpMessage | AlertMessage]] = {
+    "help": HelpMessage.parse,
+    "alert": AlertMessage.parse,
+}
+
+
+@dataclass(frozen=True)
+class OpenAlert:
+    """One alert of ``alert/active``: the message first published on ``source``."""
+
+    source: str
+    message: HelpMessage | AlertMessage
+    sent: int
+
+
+@dataclass(frozen=True)
+class ActiveAlerts:
+    """``alert/active`` (retained): the alerts the satellite has no ``alert/ack`` for.
+
+    An alert from a source this version does not know is left out (a newer satellite),
+    never the whole list."""
+
+    alerts: tuple[OpenAlert, ...]
+    notice: str
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> ActiveAlerts:
+        """Check and build."""
+        items = data.get("alerts")
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise MessageError("alerts: expected a list of objects")
+        alerts = []
+        for item in items:
+            parse = ALERT_SOURCES.get(_str(item, "source"))
+            if parse is None:
+                continue
+            payload = item.get("payload")
+            if not isinstance(payload, dict):
+                raise MessageError("alerts.payload: expected an object")
+            message = parse(payload)
+            if message.id != _str(item, "id"):
+                raise MessageError("alerts.id: differs from its payload's id")
+            alerts.append(OpenAlert(item["source"], message, _int(item, "sent")))
+        return cls(tuple(alerts), _str(data, "notice"))
 
 
 @dataclass(frozen=True)

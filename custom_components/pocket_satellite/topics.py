@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from .const import EVENT_HELP
+from .const import EVENT_ALERT, EVENT_ALERT_CLEARED, EVENT_HELP
 from .messages import (
+    ActiveAlerts,
     AlertClearedMessage,
     AlertMessage,
     HelpMessage,
@@ -46,6 +47,9 @@ class TopicRow[T]:
     """The listeners told once it is kept (device.KINDS)."""
     dedupe: bool = False
     """Drop a redelivery: a message whose ``id`` is among the last SEEN_IDS seen."""
+    opens_alert: bool = False
+    """An alert the satellite keeps open until ``alert/ack``: handled once per id, also
+    across restarts (device.FiredAlerts), then acknowledged."""
     retained: bool = False
     """The satellite publishes it retained: the contract in tests/golden/, checked by the
     tests; handling does not depend on it."""
@@ -56,16 +60,47 @@ class TopicRow[T]:
 
 
 def _fire_help(satellite: PocketSatellite, help_request: HelpMessage) -> None:
-    """Fire EVENT_HELP, for the automations that alert a caregiver."""
+    """Fire EVENT_HELP, for the automations that alert a caregiver; ``time`` is when
+    help was asked for (Unix s), however late it arrives."""
     satellite.hass.bus.async_fire(
         EVENT_HELP,
         {
-            "satellite_id": satellite.satellite_id,
+            **satellite.event_data,
             "severity": help_request.severity,
             "utterance_id": help_request.utterance_id,
             "id": help_request.id,
+            "time": help_request.time,
         },
     )
+
+
+def _fire_alert(satellite: PocketSatellite, alert: AlertMessage) -> None:
+    """Fire EVENT_ALERT (rushed speech), with the alert's id and original time."""
+    satellite.hass.bus.async_fire(
+        EVENT_ALERT,
+        {
+            **satellite.event_data,
+            "kind": alert.kind,
+            "severity": alert.severity,
+            "ratio": alert.ratio,
+            "utterance_id": alert.utterance_id,
+            "id": alert.id,
+            "time": alert.time,
+        },
+    )
+
+
+def _fire_cleared(satellite: PocketSatellite, cleared: AlertClearedMessage) -> None:
+    """Fire EVENT_ALERT_CLEARED: the speaker is calm again."""
+    satellite.hass.bus.async_fire(
+        EVENT_ALERT_CLEARED, {**satellite.event_data, "kind": cleared.kind, "id": cleared.id}
+    )
+
+
+def _deliver_active(satellite: PocketSatellite, active: ActiveAlerts) -> None:
+    """Handle each open alert as if it came on its own topic: fired once per id."""
+    for alert in active.alerts:
+        satellite.handle(ROWS_BY_PATH[alert.source], alert.message)
 
 
 def _run_intent(satellite: PocketSatellite, intent: IntentMessage) -> None:
@@ -92,13 +127,22 @@ TOPICS: Final = (
         dedupe=True,
         hand_off=_run_intent,
     ),
-    TopicRow(path="alert", parse=AlertMessage.parse, keep="last_alert", kind="alert", dedupe=True),
+    TopicRow(
+        path="alert",
+        parse=AlertMessage.parse,
+        keep="last_alert",
+        kind="alert",
+        dedupe=True,
+        opens_alert=True,
+        fire=_fire_alert,
+    ),
     TopicRow(
         path="alert/cleared",
         parse=AlertClearedMessage.parse,
         keep="last_alert_cleared",
         kind="alert_cleared",
         dedupe=True,
+        fire=_fire_cleared,
     ),
     TopicRow(
         path="help",
@@ -106,8 +150,15 @@ TOPICS: Final = (
         keep="last_help",
         kind="help",
         dedupe=True,
+        opens_alert=True,
         fire=_fire_help,
+    ),
+    TopicRow(
+        path="alert/active", parse=ActiveAlerts.parse, retained=True, hand_off=_deliver_active
     ),
     TopicRow(path="prosody", parse=ProsodyMessage.parse, keep="last_prosody", kind="prosody"),
     TopicRow(path="say/done", parse=SayDoneMessage.parse, hand_off=_finish_say),
 )
+
+#: The rows by path (``alert/active`` names each alert's source row).
+ROWS_BY_PATH: Final = {row.path: row for row in TOPICS}

@@ -16,7 +16,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from .client import LinkStats
-from .payloads import Command, PayloadError, decode_inbound
+from .payloads import AlertAck, Command, PayloadError, decode_inbound
 from .ratelimit import RateLimitedLog
 from .topics import ONLINE, Topics
 from .worker import Work
@@ -65,6 +65,10 @@ class Inbound:
             command = decode_inbound(path, payload, self.max_payload_bytes)
         except PayloadError as err:
             self._reject(path, str(err))
+            return
+        if isinstance(command, AlertAck):  # the link closes the alert; not for the frame loop
+            self._put(Work("alert_ack", topic=command.id))
+            self.stats.accepted += 1
             return
         try:
             self.inbox.put_nowait(command)

@@ -29,6 +29,7 @@ from ..events import Event
 from .client import LinkStats, MqttConfigError, make_client
 from .connection import LinkConnection
 from .inbound import Inbound
+from .open_alerts import OpenAlerts, open_alerts_path
 from .outbox import Outbox
 from .payloads import Command, Info
 from .settings import MqttSettings
@@ -53,6 +54,7 @@ class MqttLink:
         inbox: queue.Queue[Command],
         routes: dict[str, Route] | None = None,
         clock: Callable[[], float] = time.time,
+        alerts: OpenAlerts | None = None,
     ) -> None:
         self.settings = settings
         self.info = info
@@ -65,6 +67,10 @@ class MqttLink:
         self.outbox = Outbox(
             settings.outbox_file, settings.outbox_max_messages, settings.outbox_fsync
         )
+        #: The alerts HA has not acknowledged (kept next to the outbox by default).
+        if alerts is None:
+            alerts = OpenAlerts(open_alerts_path(settings.outbox_file), settings.outbox_fsync)
+        self.alerts = alerts
         client = make_client(settings, f"pocket_satellite-{info.id}", self.topics.full(STATUS))
         self._worker = LinkWorker(
             client,
@@ -76,6 +82,7 @@ class MqttLink:
             self.stats,
             self.connected,
             clock,
+            self.alerts,
         )
         inbound = Inbound(
             self.topics, settings.max_payload_bytes, inbox, self.stats, self._worker.put

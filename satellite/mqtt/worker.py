@@ -6,8 +6,12 @@ outbox transaction each, in order. QoS 1 events are written to the outbox first,
 to paho while connected, and removed when the broker acknowledges them. After a
 reconnect, or a restart, everything still in the outbox is sent again in order. Raw
 messages (and events that do not go through the outbox) are dropped while disconnected.
-On each connect the worker announces ``online``, the info, the retained events and the
-discovery configs.
+On each connect the worker announces ``online``, the info, the retained events, the open
+alerts and the discovery configs.
+
+Each ``help`` and ``alert`` also opens an alert (:mod:`satellite.mqtt.open_alerts`) that
+stays open, on the retained ``alert/active``, until Home Assistant acknowledges its id;
+an unacknowledged call for help goes through the outbox again on a back-off schedule.
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ from ..events import Event
 from ..queues import drain
 from .client import LinkStats
 from .discovery import discovery_messages
+from .open_alerts import OpenAlerts
 from .outbox import Outbox, OutboxMessage
 from .payloads import Envelope, Info, encode_event
 from .ratelimit import RateLimitedLog
 from .settings import MqttSettings
-from .topics import INFO, ONLINE, STATUS, Route, Topics
+from .topics import ALERT_ACTIVE, INFO, ONLINE, STATUS, Route, Topics
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -44,7 +49,8 @@ BATCH_ITEMS = 512
 @dataclass(frozen=True, slots=True)
 class Work:
     """One item for the worker; ``kind`` is event, raw, ack, connected, disconnected,
-    ha_online or stop, and says which of the other fields are set."""
+    ha_online, alert_ack (the alert id in ``topic``) or stop, and says which of the other
+    fields are set."""
 
     kind: str
     event: Event | None = None
@@ -70,8 +76,10 @@ class LinkWorker:
         stats: LinkStats,
         connected: threading.Event,
         clock: Callable[[], float],
+        alerts: OpenAlerts,
     ) -> None:
         self.outbox = outbox
+        self.alerts = alerts
         self.settings = settings
         self.info = info
         self.topics = topics
@@ -148,7 +156,14 @@ class LinkWorker:
     def _run(self) -> None:
         try:
             while True:
-                items = [self._work.get(), *drain(self._work, BATCH_ITEMS - 1)]
+                # Wake up for the next re-send of an unacknowledged call for help (while
+                # disconnected the outbox and alert/active carry it on the next connect).
+                wait = self.alerts.seconds_to_next(self._clock())
+                try:
+                    first = [self._work.get(timeout=wait if self.connected.is_set() else None)]
+                except queue.Empty:
+                    first = []
+                items = [*first, *drain(self._work, BATCH_ITEMS - 1)]
                 if not self._handle_batch(items):
                     return
         except Exception:  # thread boundary: say so loudly; the outbox keeps the events
@@ -179,8 +194,14 @@ class LinkWorker:
                     self._requeue_inflight()
                 elif work.kind == "ha_online":
                     self._send_discovery()
+                elif work.kind == "alert_ack":
+                    self.alerts.ack(work.topic)
                 elif work.kind == "stop":
                     keep_running = False
+            for path, payload in self.alerts.due(self._clock()) if self.connected.is_set() else ():
+                outgoing.append(self._append(self.topics.full(path), payload))
+            if self.alerts.changed:
+                outgoing.append(self._active_alerts())
         if self.connected.is_set():
             for item in outgoing:
                 if isinstance(item, OutboxMessage):
@@ -201,7 +222,8 @@ class LinkWorker:
             self._queued -= 1
         assert work.event is not None and work.route is not None
         event, route = work.event, work.route
-        envelope = Envelope(id=uuid.uuid4().hex, time=round(self._clock(), 6))
+        alert_id = self.alerts.new_id(event.type_name)
+        envelope = Envelope(id=alert_id or uuid.uuid4().hex, time=round(self._clock(), 6))
         redact = () if self.settings.publish_transcripts else route.redact
         payload = encode_event(event, envelope, redact)
         topic = self.topics.full(route.topic)
@@ -209,6 +231,11 @@ class LinkWorker:
             self._retained[route.topic] = event
         if not route.durable:
             return [Work("raw", topic=topic, payload=payload, qos=route.qos, retain=route.retain)]
+        if alert_id is not None:
+            self.alerts.open(event.type_name, route.topic, alert_id, envelope.time, payload)
+        return [self._append(topic, payload)]
+
+    def _append(self, topic: str, payload: bytes) -> OutboxMessage:
         message, dropped = self.outbox.append(topic, payload)
         if dropped:
             gone = set(dropped)
@@ -223,7 +250,13 @@ class LinkWorker:
                 self.outbox.dropped_total,
             )
         self._unsent.append(message)
-        return [message]
+        return message
+
+    def _active_alerts(self) -> Work:
+        payload = self.alerts.active(self._clock()).to_json()
+        return Work(
+            "raw", topic=self.topics.full(ALERT_ACTIVE), payload=payload, qos=1, retain=True
+        )
 
     def _flush(self, upto: int | None = None) -> None:
         while self._unsent and (upto is None or self._unsent[0].seq <= upto):
@@ -258,6 +291,8 @@ class LinkWorker:
             envelope = Envelope(id=uuid.uuid4().hex, time=round(self._clock(), 6))
             route = self.routes[event.type_name]
             self._send(self.topics.full(path), encode_event(event, envelope), route.qos, True)
+        active = self._active_alerts()
+        self._send(active.topic, active.payload, active.qos, active.retain)
         self._send_discovery()
 
     def _send_discovery(self) -> None:

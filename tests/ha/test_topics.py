@@ -139,11 +139,13 @@ async def test_help_fires_its_event_before_the_listeners_are_told(
     fire(hass, "help", help_request)
     await hass.async_block_till_done()
     data = {
-        "satellite_id": "kitchen",
+        **satellite.event_data,
         "severity": help_request["severity"],
         "utterance_id": help_request["utterance_id"],
         "id": help_request["id"],
+        "time": help_request["time"],
     }
+    assert data["device_id"] and data["satellite_id"] == "kitchen"
     assert order == [f"event {data}", "listeners"]
 
 
