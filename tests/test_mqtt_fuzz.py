@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from satellite.mqtt.payloads import INBOUND, PayloadError, SayRequest, decode_inbound
+from satellite.mqtt.payloads import (
+    INBOUND,
+    Control,
+    PayloadError,
+    SayRequest,
+    Slots,
+    decode_inbound,
+)
 from tests.mqtt_support import Mosquitto, Probe, golden, have_mosquitto, make_link, running_broker
 
 BASE = "pocket_satellite/kitchen"
@@ -172,3 +179,58 @@ def test_ten_thousand_bad_payloads_through_the_broker(
     rejections = [r for r in caplog.records if "Rejected" in r.getMessage()]
     assert 1 <= len(rejections) <= len(TOPICS), "rejections must be rate-limited"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_retained_commands_are_never_acted_on(
+    broker: Mosquitto, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A retained mute (or say, response, tts/request) left on the broker would act again
+    at every restart: the link rejects and counts each, and takes the retained slots."""
+    sender = Probe(broker.port, (f"{BASE}/say/done",))
+    acting = {
+        "control": b'{"command": "mute"}',
+        "say": b'{"text": "left over"}',
+        "response": b'{"utterance_id": "u1", "text": "left over"}',
+        "tts/request": b'{"id": "r1", "text": "left over"}',
+    }
+    for path, payload in acting.items():
+        sender.publish(f"{BASE}/{path}", payload, retain=True)
+    sender.publish(f"{BASE}/slots", b'{"names": ["lamp"], "areas": []}', retain=True)
+    with caplog.at_level(logging.WARNING, "satellite.mqtt"):
+        for restart in range(2):  # the same after a restart
+            link, inbox = make_link(broker.port, tmp_path / f"outbox{restart}")
+            link.start()
+            assert link.connected.wait(10)
+            assert inbox.get(timeout=10) == Slots(("lamp",), ())
+            # the same command live (not retained) is taken
+            sender.publish(f"{BASE}/control", b'{"command": "unmute"}')
+            assert inbox.get(timeout=10) == Control("unmute")
+            link.stop()
+            assert inbox.empty(), "a retained command was acted on"
+            assert link.stats.rejected == dict.fromkeys(acting, 1)
+    sender.close()
+    retained = [r for r in caplog.records if "retained command" in r.getMessage()]
+    assert len(retained) == 2 * len(acting)  # one line per topic and start, with the fix
+    assert all("Fix:" in r.getMessage() for r in retained)
+
+
+def test_lone_surrogates_through_the_broker_are_rejected_and_counted(
+    broker: Mosquitto, tmp_path: Path
+) -> None:
+    link, inbox = make_link(broker.port, tmp_path / "outbox")
+    sender = Probe(broker.port, (f"{BASE}/say/done", f"{BASE}/tts/response/#"))
+    link.start()
+    assert link.connected.wait(10)
+    bad = {
+        "say": rb'{"text": "a\ud800", "id": "s1"}',
+        "tts/request": rb'{"id": "r1", "text": "\ud800"}',
+        "response": rb'{"utterance_id": "u1", "text": "\ud800"}',
+    }
+    for path, payload in bad.items():
+        sender.publish(f"{BASE}/{path}", payload)
+    sender.publish(f"{BASE}/say", b'{"text": "still here", "id": "marker"}')
+    assert inbox.get(timeout=10) == SayRequest("still here", "marker")
+    link.stop()
+    sender.close()
+    assert inbox.empty()
+    assert link.stats.rejected == dict.fromkeys(bad, 1)

@@ -144,11 +144,22 @@ def test_other_outbound_golden_examples() -> None:
         ("response", b'{"utterance_id": "u1", "text": "' + b"9" * 5000 + b'"}', "longer"),
         ("say", b'{"text": ' + b"9" * 5000 + b"}", "invalid JSON"),
         ("state", b'{"state": "idle"}', "not an inbound topic"),
+        ("say", rb'{"text": "a\ud800b"}', "lone surrogate"),
+        ("tts/request", rb'{"id": "r1", "text": "\udfff"}', "lone surrogate"),
+        ("tts/request", rb'{"id": "r1", "text": "hi", "voice": "\ud800"}', "lone surrogate"),
+        ("response", rb'{"utterance_id": "u1", "text": "ok \ud83d"}', "lone surrogate"),
+        ("slots", rb'{"names": ["lamp \udc00"], "areas": []}', "lone surrogate"),
     ],
 )
 def test_bad_inbound_payloads_are_rejected(topic: str, raw: bytes, why: str) -> None:
     with pytest.raises(PayloadError, match=why):
         decode_inbound(topic, raw)
+
+
+def test_a_surrogate_pair_is_text_and_accepted() -> None:
+    assert decode_inbound("say", rb'{"text": "\ud83d\ude00 hello"}') == SayRequest(
+        "\U0001f600 hello"
+    )
 
 
 def test_good_inbound_payloads() -> None:
