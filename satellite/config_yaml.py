@@ -93,7 +93,18 @@ def read_text(path: Path) -> str:
 
 def parse(text: str, source: str) -> Any:
     """The YAML document in ``text`` as Python data, within the bounds above."""
-    loader = _BoundedLoader(text)
+    try:
+        loader = _BoundedLoader(text)
+    except yaml.reader.ReaderError as err:  # a character YAML does not allow
+        line = text.count("\n", 0, err.position) + 1
+        column = err.position - (text.rfind("\n", 0, err.position) + 1) + 1
+        raise ConfigError(
+            source,
+            [
+                f"(syntax): character 0x{err.character:02x} at line {line}, column {column} is "
+                "not allowed in YAML. Fix: remove it"
+            ],
+        ) from None
     try:
         node = loader.get_single_node()
         if node is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import struct
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,19 @@ MIN_RATE_HZ = 4000
 MAX_RATE_HZ = 384_000
 #: Most channels a WAV header may give.
 MAX_CHANNELS = 32
+
+
+#: What the ``wave`` module raises on a broken file (a chunk size past the end raises
+#: RuntimeError from its seek, a short field struct.error).
+_BROKEN = (wave.Error, EOFError, RuntimeError, struct.error, ValueError)
+
+
+def _not_wav(path: Path, err: Exception) -> AudioFormatError:
+    why = str(err) or "it ends inside the header, or a chunk size is wrong"
+    return AudioFormatError(
+        f"{path}: not a PCM WAV file ({why}). Fix: convert it, e.g. "
+        "'sox IN -r 16000 -c 1 -b 16 OUT.wav'"
+    )
 
 
 def _check_is_file(path: Path) -> None:
@@ -57,11 +71,8 @@ class WavFileSource:
                 self.rate_hz = wav.getframerate()
                 self.width_bytes = wav.getsampwidth()
                 self.channels = wav.getnchannels()
-        except (wave.Error, EOFError) as err:
-            raise AudioFormatError(
-                f"{self.path}: not a PCM WAV file ({err or 'it ends inside the header'}). "
-                "Fix: convert it, e.g. 'sox IN -r 16000 -c 1 -b 16 OUT.wav'"
-            ) from None
+        except _BROKEN as err:
+            raise _not_wav(self.path, err) from None
         except OSError as err:
             raise AudioFormatError(
                 f"{self.path}: cannot read it ({err.strerror}). Fix: check its permissions"
@@ -89,6 +100,12 @@ class WavFileSource:
             import soxr  # noqa: PLC0415
 
             resampler = soxr.ResampleStream(self.rate_hz, PIPELINE_RATE_HZ, 1, dtype="float32")
+        try:
+            yield from self._read(resampler)
+        except _BROKEN as err:  # the header passed, the data does not
+            raise _not_wav(self.path, err) from None
+
+    def _read(self, resampler: Any) -> Iterator[AudioChunk]:
         emitted = 0
         with wave.open(str(self.path), "rb") as wav:
             block = max(1, int(self.rate_hz * READ_SECONDS))
