@@ -87,6 +87,10 @@ def test_dev_null_and_a_folder_are_named_for_what_they_are(command: str, tmp_pat
     _fails_clearly(_command_args(command, str(tmp_path)), "is a directory, not a WAV file")
 
 
+def test_an_empty_input_is_named() -> None:
+    _fails_clearly(["understand", "--no-llm", "--input", ""], "The audio input is empty")
+
+
 def test_a_pipe_as_input_is_named(tmp_path: Path) -> None:
     fifo = tmp_path / "audio.fifo"
     os.mkfifo(fifo)
