@@ -28,7 +28,7 @@ from .worker import Work
 _LOGGER = logging.getLogger(__name__)
 
 #: Inbound paths whose commands act; a retained one is rejected, not acted on.
-ACTING = frozenset({"control", "say", "response", "tts/request"})
+ACTING = frozenset({"control", "say", "response", "tts/request", "alert/ack"})
 
 
 class Inbound:
