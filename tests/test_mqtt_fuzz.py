@@ -201,7 +201,12 @@ def test_ten_thousand_bad_payloads_through_the_broker(
     assert sum(link.stats.rejected.values()) == TOTAL
     assert set(link.stats.rejected) == set(TOPICS)
     assert link.stats.accepted == 1
-    assert answered == []  # no tts/response, no say/done: nothing was acted on
+    # nothing was acted on: a rejected request with a usable id only learns why
+    assert answered, "a rejected say or tts/request with an id gets its reason"
+    for message in answered:
+        data = json.loads(message.payload)
+        assert data.get("status", "failed") == "failed" and data["error"], data
+        assert not message.payload.startswith(b"RIFF")  # no audio was made
     rejections = [r for r in caplog.records if "Rejected" in r.getMessage()]
     assert 1 <= len(rejections) <= len(TOPICS), "rejections must be rate-limited"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
@@ -256,6 +261,12 @@ def test_lone_surrogates_through_the_broker_are_rejected_and_counted(
         sender.publish(f"{BASE}/{path}", payload)
     sender.publish(f"{BASE}/say", b'{"text": "still here", "id": "marker"}')
     assert inbox.get(timeout=10) == SayRequest("still here", "marker")
+    # the requesters with an id learn why instead of waiting
+    done = sender.wait_for(f"{BASE}/say/done").json()
+    assert done["id"] == "s1" and done["status"] == "failed"
+    assert "lone surrogate" in done["error"]
+    failed = sender.wait_for(f"{BASE}/tts/response/r1").json()
+    assert "lone surrogate" in failed["error"]
     link.stop()
     sender.close()
     assert inbox.empty()

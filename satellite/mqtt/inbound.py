@@ -2,7 +2,9 @@
 
 A valid command goes to the bounded ``inbox`` the frame loop drains; an invalid one (a
 topic that is not this satellite's, a payload that does not decode, a full inbox) is
-counted per topic in ``LinkStats.rejected`` and logged (rate-limited), never acted on.
+counted per topic in ``LinkStats.rejected`` and logged (rate-limited), never acted on; a
+rejected ``say`` or ``tts/request`` that names a usable id is answered with a failed
+``say/done`` or ``tts/response/<id>`` giving the reason, so its requester need not wait.
 Home Assistant announcing ``online`` queues the discovery configs again.
 
 Commands that act (``ACTING``) are never taken from a retained message: one left on the
@@ -20,13 +22,15 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from .client import LinkStats
-from .payloads import Command, PayloadError, decode_inbound
+from .payloads import Command, PayloadError, decode_inbound, rejection_answer
 from .ratelimit import RateLimitedLog
 from .topics import ONLINE, Topics
 from .worker import Work
 
 _LOGGER = logging.getLogger(__name__)
 
+#: Longest reason logged or answered for a rejection (a payload's field names may be long).
+MAX_REASON_CHARS = 200
 #: Inbound paths whose commands act; a retained one is rejected, not acted on.
 ACTING = frozenset({"control", "say", "response", "tts/request", "alert/ack"})
 
@@ -82,7 +86,14 @@ class Inbound:
         try:
             command = decode_inbound(path, payload, self.max_payload_bytes)
         except PayloadError as err:
-            self._reject(path, str(err))
+            why = (
+                str(err) if len(str(err)) <= MAX_REASON_CHARS else f"{str(err)[:MAX_REASON_CHARS]}…"
+            )
+            self._reject(path, why)
+            answer = rejection_answer(path, payload, why)
+            if answer is not None:  # the requester learns why rather than waiting
+                answer_path, body = answer
+                self._put(Work("raw", topic=self.topics.full(answer_path), payload=body, qos=1))
             return
         try:
             self.inbox.put_nowait(command)

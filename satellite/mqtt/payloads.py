@@ -199,6 +199,24 @@ def decode_inbound(topic: str, raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -
     return cast(Command, cls.from_dict(data))
 
 
+def rejection_answer(topic: str, raw: bytes, why: str) -> tuple[str, bytes] | None:
+    """What tells the requester of a rejected ``say`` or ``tts/request`` why, instead of
+    letting it wait: (path, payload) of a failed ``say/done`` or ``tts/response/<id>``;
+    None when the payload names no usable id (or is another topic's)."""
+    if topic not in (SayRequest.topic, TtsRequest.topic) or len(raw) > MAX_PAYLOAD_BYTES:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(request_id, str) or not _ID.fullmatch(request_id):
+        return None
+    if topic == TtsRequest.topic:
+        return f"tts/response/{request_id}", TtsFailed(request_id, why).to_json()
+    return SayDone.topic, SayDone(request_id, "failed", why).to_json()
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
 
