@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import print_table, write_results
 from satellite.mqtt import worker
-from tests.test_broker_setup import COUNT, KILLS_AT, _stream_through_three_kills, example_broker
+from tests.test_broker_setup import COUNT, KILLS_AT, stream_through_three_kills, example_broker
 
 SETUPS = {
     "default autosave": (False, worker.RESEND_ACKED_SECONDS),
@@ -46,7 +46,7 @@ def trial(autosave: bool, resend_seconds: float) -> dict[str, Any]:
         broker.start()
         started = time.monotonic()
         try:
-            seqs = _stream_through_three_kills(broker, Path(folder), collect_seconds=60)
+            seqs = stream_through_three_kills(broker, Path(folder), collect_seconds=60)
         finally:
             broker.stop()
     return {"lost": len(set(range(COUNT)) - set(seqs)), "seconds": time.monotonic() - started}

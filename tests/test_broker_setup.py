@@ -114,7 +114,7 @@ def _collect(probe: Probe, count: int, timeout: float, quiet: float = 5.0) -> li
     return got
 
 
-def _stream_through_three_kills(
+def stream_through_three_kills(
     broker: Mosquitto, folder: Path, collect_seconds: float
 ) -> list[int]:
     """The kitchen satellite sends COUNT QoS 1 events while the broker is killed with -9
@@ -142,7 +142,7 @@ def _stream_through_three_kills(
 
 
 def test_broker_killed_three_times_loses_no_intent(broker: Mosquitto, tmp_path: Path) -> None:
-    seqs = _stream_through_three_kills(broker, tmp_path, collect_seconds=60)
+    seqs = stream_through_three_kills(broker, tmp_path, collect_seconds=60)
     assert sorted(set(seqs)) == list(range(COUNT)), f"lost {set(range(COUNT)) - set(seqs)}"
 
 
@@ -152,7 +152,7 @@ def test_with_the_default_autosave_the_same_kills_lose_intents(tmp_path: Path) -
     broker = example_broker(tmp_path / "broker", autosave=False)
     broker.start()
     try:
-        seqs = _stream_through_three_kills(broker, tmp_path, collect_seconds=5)
+        seqs = stream_through_three_kills(broker, tmp_path, collect_seconds=5)
     finally:
         broker.stop()
     assert len(set(range(COUNT)) - set(seqs)) > 0
