@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import print_table, write_results
 from satellite.mqtt import worker
-from tests.test_broker_setup import COUNT, KILLS_AT, stream_through_three_kills, example_broker
+from tests.test_broker_setup import COUNT, KILLS_AT, example_broker, stream_through_three_kills
 
 SETUPS = {
     "default autosave": (False, worker.RESEND_ACKED_SECONDS),
