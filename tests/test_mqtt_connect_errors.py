@@ -155,3 +155,11 @@ def test_causes_without_a_broker(err: BaseException | None, needles: tuple[str, 
     for needle in needles:
         assert needle in problem.message
     assert "Fix:" in problem.message
+
+
+def test_a_missing_client_certificate_is_suggested(
+    tls: TlsFiles, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with running_broker(tmp_path / "broker", tls=tls, require_client_cert=True) as broker:
+        errors, _ = _errors_over_attempts(broker.port, tmp_path, caplog, tls_ca_file=str(tls.ca))
+    _one_clear_line(errors, "may require a client certificate", "mqtt.tls_cert_file")

@@ -86,6 +86,13 @@ def closed_before_connack(settings: MqttSettings, reason: object) -> Problem:
             "port speaks TLS and mqtt.tls is off. Fix: set mqtt.tls: true and "
             "mqtt.tls_ca_file to the broker's CA, or use its plain port (usually 1883)",
         )
+    if settings.use_tls and settings.tls_cert_file is None:
+        return Problem(
+            "closed_early",
+            f"MQTT broker {where} closed the TLS connection before answering CONNECT "
+            f"({reason}); it may require a client certificate. Fix: set "
+            "mqtt.tls_cert_file and mqtt.tls_key_file, or see the broker's log",
+        )
     return Problem(
         "closed_early",
         f"MQTT broker {where} closed the connection before answering CONNECT ({reason}). "
