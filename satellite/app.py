@@ -50,6 +50,7 @@ from .mqtt.payloads import (
     SpokenResponse,
     TtsRequest,
 )
+from .mqtt.ratelimit import RateLimitedLog
 from .mqtt.tts_responder import Publish, TtsResponder
 from .queues import drain
 from .tts.base import TtsEngine
@@ -152,6 +153,9 @@ class SatelliteApp:
         self.muted = False
         self.slots: Slots | None = None
         self.handled: list[Command] = []
+        #: HA responses dropped: for no utterance the dialogue waits for.
+        self.responses_dropped = 0
+        self._drop_log = RateLimitedLog(_LOGGER)
         self._speaking = False
         #: What is to be said once the pipeline no longer hears anyone.
         self._held: list[SpeakJob] = []
@@ -224,14 +228,7 @@ class SatelliteApp:
         if isinstance(command, SayRequest):
             self._say(SpeakJob(command.text, command.id))
         elif isinstance(command, SpokenResponse):
-            if self.dialogue is None:
-                if command.text.strip():
-                    self._say(SpeakJob(command.text))
-            else:  # an answer to an intent it does not wait for is not spoken
-                for item in self.dialogue.on_response(
-                    command.utterance_id, command.text, self._now
-                ):
-                    self._perform(item)
+            self._respond(command)
         elif isinstance(command, TtsRequest):
             self.tts.request(command)
         elif isinstance(command, Slots):
@@ -241,6 +238,23 @@ class SatelliteApp:
                 self.grammar.update(command.names, command.areas)
         elif isinstance(command, Control):
             self._control(command)
+
+    def _respond(self, command: SpokenResponse) -> None:
+        """HA's answer is spoken only for an utterance the dialogue still waits for; one
+        for an unknown or expired utterance (before a restart, too late, made up, or no
+        dialogue at all) is dropped and counted, never spoken."""
+        if self.dialogue is None or command.utterance_id not in self.dialogue.waiting_for:
+            self.responses_dropped += 1
+            self._drop_log.log(
+                logging.INFO,
+                "response",
+                "Dropped Home Assistant's response for %.80s: no answer to that utterance is "
+                "awaited (unknown or expired)",
+                command.utterance_id,
+            )
+            return
+        for item in self.dialogue.on_response(command.utterance_id, command.text, self._now):
+            self._perform(item)
 
     def _control(self, command: Control) -> None:
         if command.command == "mute":

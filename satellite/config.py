@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import voluptuous as vol
-import yaml
 
 from .audio.settings import PlayerSettings
 from .config_base import (
@@ -28,8 +27,11 @@ from .config_base import (
     check_optional,
     check_pattern,
     option,
+    shorten,
+    shown,
     subsection,
 )
+from .config_yaml import parse, read_text
 from .frontend.settings import FrontendSettings
 from .mqtt.settings import MqttSettings
 from .nlu.settings import LlmSettings, NluSettings
@@ -154,41 +156,14 @@ def validate(data: Any, source: str = "config") -> Config:
 
 
 def load(path: str | Path) -> Config:
-    """Read and validate a YAML config file."""
+    """Read and validate a YAML config file (bounded: see ``satellite.config_yaml``)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(
-            str(path),
-            [
-                "(file): not found. Fix: pass the path of an existing file, e.g. "
-                "config/satellite.yaml"
-            ],
-        ) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(
-            str(path),
-            [
-                f"(file): cannot be read ({err}). Fix: check the "
-                "file's permissions and that it is UTF-8 text"
-            ],
-        ) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown place"
-        raise ConfigError(
-            str(path),
-            [f"(syntax): invalid YAML at {where}. Fix: correct the indentation or quoting there"],
-        ) from None
-    return validate(data, str(path))
+    return validate(parse(read_text(path), str(path)), str(path))
 
 
 def _describe(err: vol.Invalid) -> str:
-    key = ".".join(str(p) for p in err.path) or "(top level)"
-    message = err.error_message
+    key = ".".join(shown(p, quote=False) for p in err.path) or "(top level)"
+    message = shorten(err.error_message)
     if message == "extra keys not allowed":
         parent = err.path[:-1]
         known = _known_keys(parent)

@@ -27,6 +27,32 @@ class ConfigError(SatelliteError):
         super().__init__(f"{source}: {len(problems)} problem(s) in the configuration:\n{lines}")
 
 
+#: Longest value (its repr) quoted in a problem line, characters.
+MAX_SHOWN_CHARS = 80
+
+
+def shown(value: Any, quote: bool = True) -> str:
+    """``value`` for a message: its repr (or ``str`` with ``quote=False``), cut at
+    ``MAX_SHOWN_CHARS`` with "…" (a 10 MB value is not echoed back)."""
+    text = repr(value) if quote else str(value)
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return f"{text[: MAX_SHOWN_CHARS - 1]}… ({len(text)} characters)"
+
+
+def shorten(message: str, limit: int = 4 * MAX_SHOWN_CHARS) -> str:
+    """A problem line of at most about ``limit`` characters: the part before "Fix:" is
+    cut in the middle when longer (a validator that quoted a huge value whole)."""
+    if len(message) <= limit:
+        return message
+    at = message.find(" Fix:")
+    head, fix = (message[:at], message[at:]) if at >= 0 else (message, "")
+    keep = max(MAX_SHOWN_CHARS, limit - min(len(fix), limit // 2))
+    if len(head) > keep:
+        head = f"{head[: keep // 2]}…{head[-keep // 2 :]}"
+    return head + fix[: limit // 2]
+
+
 # --- validators (each carries the fix in its message) ---------------------------------
 
 
@@ -34,7 +60,8 @@ def check_number(low: float, high: float, unit: str = "") -> Callable[[Any], flo
     def check(value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise vol.Invalid(
-                f"expected a number, got {value!r}. Fix: use a number from {low} to {high}{unit}"
+                f"expected a number, got {shown(value)}. Fix: use a number from {low} to "
+                f"{high}{unit}"
             )
         if not low <= value <= high:
             raise vol.Invalid(
@@ -49,7 +76,7 @@ def check_integer(low: int, high: int, unit: str = "") -> Callable[[Any], int]:
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise vol.Invalid(
-                f"expected a whole number, got {value!r}. Fix: use a whole "
+                f"expected a whole number, got {shown(value)}. Fix: use a whole "
                 f"number from {low} to {high}{unit}"
             )
         if not low <= value <= high:
@@ -65,7 +92,7 @@ def check_choice(options: tuple[str, ...]) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if value not in options:
             raise vol.Invalid(
-                f"{value!r} is not a valid choice. Fix: use one of {', '.join(options)}"
+                f"{shown(value)} is not a valid choice. Fix: use one of {', '.join(options)}"
             )
         return str(value)
 
@@ -74,7 +101,7 @@ def check_choice(options: tuple[str, ...]) -> Callable[[Any], str]:
 
 def check_boolean(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise vol.Invalid(f"expected true or false, got {value!r}. Fix: write true or false")
+        raise vol.Invalid(f"expected true or false, got {shown(value)}. Fix: write true or false")
     return value
 
 
@@ -83,7 +110,7 @@ def check_pattern(regex: str, what: str) -> Callable[[Any], str]:
 
     def check(value: Any) -> str:
         if not isinstance(value, str) or not compiled.fullmatch(value):
-            raise vol.Invalid(f"{value!r} is not {what}")
+            raise vol.Invalid(f"{shown(value)} is not {what}")
         return value
 
     return check
@@ -97,7 +124,7 @@ def check_path(what: str) -> Callable[[Any], str]:
 
     def check(value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise vol.Invalid(f"expected a path, got {value!r}. Fix: write the path of {what}")
+            raise vol.Invalid(f"expected a path, got {shown(value)}. Fix: write the path of {what}")
         return value.strip()
 
     return check
@@ -109,7 +136,7 @@ def check_mapping(schema: vol.Schema) -> Callable[[Any], Any]:
             value = {}
         if not isinstance(value, dict):
             raise vol.Invalid(
-                f"expected a mapping of options, got {value!r}. Fix: indent "
+                f"expected a mapping of options, got {shown(value)}. Fix: indent "
                 "the options under this key, or remove the key"
             )
         return schema(value)

@@ -26,6 +26,7 @@ from satellite.audio.io import NullSink
 from satellite.config import Config, validate
 from satellite.events import Event, SpeechStarted, StateChanged, UtteranceEnded, WakeDetected
 from satellite.frontend.recorder import FOLLOW_ON_CARRY_SECONDS, MAX_FOLLOW_ONS
+from satellite.ids import BOOT_ID
 from satellite.mqtt.payloads import Command
 from satellite.nlu.events import IntentRecognized
 from satellite.pipeline import build_pipeline
@@ -274,4 +275,7 @@ def test_a_reply_waits_until_the_person_has_finished() -> None:
 
 def test_utterance_ids_have_no_gaps_when_follow_on_windows_pass_in_silence() -> None:
     audio, _ = _conversation(["what time is it", "turn on the kitchen light"], [], (0, 1))
-    assert [u.utterance_id for u in _utterances(_run(audio, validate({})))] == ["u1", "u2"]
+    assert [u.utterance_id for u in _utterances(_run(audio, validate({})))] == [
+        f"u{BOOT_ID}-1",
+        f"u{BOOT_ID}-2",
+    ]

@@ -214,7 +214,24 @@ def test_home_assistant_answers_are_spoken_only_for_intents_awaited(pipeline: Pi
         assert app.voice.idle()  # nothing was queued for it
         dialogue.handle(IntentResult("HassTurnOn", {"name": "kitchen light"}), "u42", 0.0)
         app.handle(SpokenResponse("u42", "Done."))
+        app.handle(SpokenResponse("u42", made_up))  # answered already: expired
     finally:
         app.close()
     spoken = sum(c.seconds for c in sink.chunks)
     assert 0.2 < spoken < 1.5  # "Done.", and not the made-up one (over 4 s)
+    assert app.responses_dropped == 2
+
+
+def test_without_a_dialogue_no_response_is_spoken(pipeline: Pipeline) -> None:
+    """With no dialogue no utterance is awaited, so every response is unknown: dropped."""
+    pipeline.reset()
+    recorder, sink = Recorder(), WritingSink()
+    inbox: queue.Queue[Command] = queue.Queue()
+    app = SatelliteApp(pipeline, recorder, inbox, EspeakEngine(), sink, recorder.publish)
+    try:
+        app.handle(SpokenResponse("u1", "Turned on the kitchen light."))
+        assert app.voice.idle()
+    finally:
+        app.close()
+    assert sum(c.seconds for c in sink.chunks) < 0.1
+    assert app.responses_dropped == 1

@@ -144,11 +144,22 @@ def test_other_outbound_golden_examples() -> None:
         ("response", b'{"utterance_id": "u1", "text": "' + b"9" * 5000 + b'"}', "longer"),
         ("say", b'{"text": ' + b"9" * 5000 + b"}", "invalid JSON"),
         ("state", b'{"state": "idle"}', "not an inbound topic"),
+        ("say", rb'{"text": "a\ud800b"}', "lone surrogate"),
+        ("tts/request", rb'{"id": "r1", "text": "\udfff"}', "lone surrogate"),
+        ("tts/request", rb'{"id": "r1", "text": "hi", "voice": "\ud800"}', "lone surrogate"),
+        ("response", rb'{"utterance_id": "u1", "text": "ok \ud83d"}', "lone surrogate"),
+        ("slots", rb'{"names": ["lamp \udc00"], "areas": []}', "lone surrogate"),
     ],
 )
 def test_bad_inbound_payloads_are_rejected(topic: str, raw: bytes, why: str) -> None:
     with pytest.raises(PayloadError, match=why):
         decode_inbound(topic, raw)
+
+
+def test_a_surrogate_pair_is_text_and_accepted() -> None:
+    assert decode_inbound("say", rb'{"text": "\ud83d\ude00 hello"}') == SayRequest(
+        "\U0001f600 hello"
+    )
 
 
 def test_good_inbound_payloads() -> None:
@@ -292,3 +303,23 @@ def test_backoff_doubles_to_the_ceiling_with_jitter() -> None:
     assert top == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0, 60.0]
     assert backoff_delay(settings, 3, lambda low, high: low) == 4.0
     assert backoff_delay(settings, 1000, lambda low, high: high) == 60.0
+
+
+def test_a_rejected_request_with_an_id_is_answered_with_the_reason() -> None:
+    path, body = payloads.rejection_answer("tts/request", b'{"id": "r7", "text": 5}', "why") or (
+        "",
+        b"",
+    )
+    assert path == "tts/response/r7"
+    assert json.loads(body) == {"id": "r7", "error": "why"}
+    path, body = payloads.rejection_answer("say", b'{"id": "s7", "text": ""}', "empty") or ("", b"")
+    assert path == "say/done"
+    assert json.loads(body) == {"id": "s7", "status": "failed", "error": "empty"}
+    for topic, raw in [
+        ("say", b'{"text": ""}'),  # no id: nobody to tell
+        ("say", b'{"id": "a/b", "text": ""}'),  # an id that cannot be a topic
+        ("say", b"[" * 5000),
+        ("say", b"\xff"),
+        ("control", b'{"id": "c1", "command": "x"}'),  # not a request
+    ]:
+        assert payloads.rejection_answer(topic, raw, "why") is None

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Iterator
 from typing import Protocol
 
+from ..errors import AudioFormatError
 from .chunk import AudioChunk
 
 
@@ -44,6 +45,10 @@ class NullSink:
 
 def open_source(spec: str, queue_ms: int = 2000, max_seconds: float | None = None) -> AudioSource:
     """``alsa:DEVICE`` (microphone), ``-`` (raw 16 kHz mono S16LE on stdin) or a WAV path."""
+    if not spec.strip():
+        raise AudioFormatError(
+            "The audio input is empty. Fix: give FILE.wav, alsa:DEVICE or - (raw audio on stdin)"
+        )
     if spec.startswith("alsa:"):
         from .alsa import AlsaCaptureSource  # noqa: PLC0415
 

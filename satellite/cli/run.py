@@ -86,6 +86,9 @@ def _run(args: argparse.Namespace) -> int:
                 "its part without it. Fix: set mqtt.enabled: false, or drop --stand-in-ha"
             ],
         )
+    # A file (or stdin) is checked before models load and the link connects: a bad one is
+    # one clear error at once. A microphone opens last, so it does not fill its queue.
+    early = None if spec.startswith("alsa:") else open_source(spec, config.audio.queue_ms)
     engine = make_engine(config.tts)
     inbox: queue.Queue[Command] = queue.Queue(INBOX_SIZE)
     info = make_info(config, engine)
@@ -107,7 +110,9 @@ def _run(args: argparse.Namespace) -> int:
     print(
         f"satellite {info.id!r}: listening on {spec}, {_mqtt_line(config, args)}", file=sys.stderr
     )
-    source = open_source(spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds)
+    source = early or open_source(
+        spec, queue_ms=config.audio.queue_ms, max_seconds=args.max_seconds
+    )
     metrics.devices.update(capture=source, playback=sink)
     prometheus = config.metrics.prometheus_port
     server = (

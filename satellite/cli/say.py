@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from ..tts.settings import TTS_ENGINES, TtsSettings
 from ..tts.speaker import Speaker
 
 _LOGGER = logging.getLogger(__name__)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def add_parser(sub: Any) -> None:
@@ -70,9 +73,10 @@ def run_say(args: argparse.Namespace) -> int:
         return 0
     if args.text is None:
         raise TtsError("Nothing to say. Fix: pass the text, or - to read it from stdin")
-    text: str | Iterator[str] = _stdin_lines() if args.text == "-" else args.text
-    if isinstance(text, str) and not text.strip():
-        raise TtsError("Nothing to say: the text is empty. Fix: pass some words")
+    stdin = StdinLines(getattr(sys.stdin, "buffer", sys.stdin)) if args.text == "-" else None
+    text: str | Iterator[str] = iter(stdin) if stdin is not None else args.text
+    if isinstance(text, str):
+        _check_text(text)
     spec = args.output or config.audio.output
     voice = args.voice or tts.resolved_voice or "(default)"
     print(f"speaking with {tts.engine} voice {voice} to {spec}", file=sys.stderr)
@@ -92,6 +96,11 @@ def run_say(args: argparse.Namespace) -> int:
         speaker.close()
         player.close()
         engine.close()
+    if stdin is not None and stdin.bad_lines:
+        raise SatelliteError(
+            f"{stdin.bad_lines} line(s) of stdin were not UTF-8 and were not spoken. Fix: "
+            "send UTF-8 text (e.g. through 'iconv -t UTF-8')"
+        )
     if not reply.pieces:
         raise SatelliteError("Nothing was said: the text held no words")
     seconds = player.position_seconds
@@ -99,5 +108,41 @@ def run_say(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stdin_lines() -> Iterator[str]:
-    yield from sys.stdin
+def _check_text(text: str) -> None:
+    """Raise TtsError for empty text, or text that is not valid UTF-8: bytes that are not
+    reach ``sys.argv`` as lone surrogates (Python's ``surrogateescape``)."""
+    if not text.strip():
+        raise TtsError("Nothing to say: the text is empty. Fix: pass some words")
+    found = _SURROGATE.search(text)
+    if found is not None:
+        code = ord(found.group())
+        what = f"the byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "a surrogate"
+        raise TtsError(
+            f"The text is not valid UTF-8 ({what} at character {found.start()}). Fix: pass "
+            "UTF-8 text (check the terminal's locale, or convert it with 'iconv -t UTF-8')"
+        )
+
+
+class StdinLines:
+    """Lines of a byte stream as they arrive; a line that is not UTF-8 is reported on
+    stderr, counted in ``bad_lines`` and skipped (the rest is still spoken)."""
+
+    def __init__(self, stream: Iterable[bytes | str]) -> None:
+        self.stream = stream
+        self.bad_lines = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for number, raw in enumerate(self.stream, start=1):
+            if isinstance(raw, str):  # a text stream (decoded already)
+                yield raw
+                continue
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                self.bad_lines += 1
+                print(
+                    f"error: stdin line {number} is not UTF-8 (byte 0x{raw[err.start]:02x} at "
+                    f"offset {err.start}); skipped it",
+                    file=sys.stderr,
+                    flush=True,
+                )

@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
     """Replay the input through the front end and understanding; print each utterance."""
     config = load(args.config) if args.config else Config()
     config.logging.apply()
+    source = open_source(args.input, queue_ms=config.audio.queue_ms)  # a bad input: at once
     print(f"loading models for {config.satellite.language} ...", file=sys.stderr)
     understanding = build_understanding(config, use_llm=not args.no_llm)
     pipeline = build_pipeline(config, continuous=True, understanding=understanding)
-    source = open_source(args.input, queue_ms=config.audio.queue_ms)
     try:
         for chunk in source:
             _print_ended(understanding, pipeline.process(chunk))

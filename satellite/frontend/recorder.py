@@ -22,12 +22,12 @@ passes in silence, the recorder goes idle without an event.
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 from enum import Enum
 
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..events import Event, ListeningTimeout, SpeechStarted, UtteranceEnded
+from ..ids import id_counter
 from .settings import RecorderSettings
 
 #: How far before the wake detection the onset search begins, s.
@@ -84,7 +84,7 @@ class UtteranceRecorder:
         history_seconds = WAKE_SEARCH_BACK_SECONDS + max(self._pre_roll_seconds, warm_up_seconds)
         history_frames = int(history_seconds / _FRAME_SECONDS) + 1
         self._history: deque[AudioChunk] = deque(maxlen=history_frames)
-        self._counter = itertools.count(1)
+        self._ids = id_counter("u")
         self.reset()
 
     # --- public -------------------------------------------------------------------
@@ -240,10 +240,10 @@ class UtteranceRecorder:
     # --- helpers ------------------------------------------------------------------
 
     def _take_id(self) -> str:
-        """This utterance's id, numbered when first reported (a follow-on window that
-        passes in silence uses none)."""
+        """This utterance's id, ``u<boot id>-<n>`` (unique across restarts), numbered when
+        first reported: no gaps (a follow-on window that passes in silence uses none)."""
         if not self._utterance_id:
-            self._utterance_id = f"u{next(self._counter)}"
+            self._utterance_id = next(self._ids)
         return self._utterance_id
 
     def _begin(self, phase: Phase, wake_seconds: float) -> None:

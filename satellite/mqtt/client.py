@@ -38,6 +38,8 @@ class LinkStats:
     private_skipped: int = 0
     unrouted: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
+    #: Failed connect attempts by kind (exception name, ``closed_early``, ``refused:...``).
+    failures: dict[str, int] = field(default_factory=dict)
     accepted: int = 0
 
 

@@ -2,8 +2,14 @@
 
 A valid command goes to the bounded ``inbox`` the frame loop drains; an invalid one (a
 topic that is not this satellite's, a payload that does not decode, a full inbox) is
-counted per topic in ``LinkStats.rejected`` and logged (rate-limited), never acted on.
+counted per topic in ``LinkStats.rejected`` and logged (rate-limited), never acted on; a
+rejected ``say`` or ``tts/request`` that names a usable id is answered with a failed
+``say/done`` or ``tts/response/<id>`` giving the reason, so its requester need not wait.
 Home Assistant announcing ``online`` queues the discovery configs again.
+
+Commands that act (``ACTING``) are never taken from a retained message: one left on the
+broker (a ``control`` mute published with retain) would otherwise act again after every
+restart. Only ``slots``, a state HA keeps up to date, is meant to be retained.
 """
 
 from __future__ import annotations
@@ -16,12 +22,17 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from .client import LinkStats
-from .payloads import AlertAck, Command, PayloadError, decode_inbound
+from .payloads import AlertAck, Command, PayloadError, decode_inbound, rejection_answer
 from .ratelimit import RateLimitedLog
 from .topics import ONLINE, Topics
 from .worker import Work
 
 _LOGGER = logging.getLogger(__name__)
+
+#: Longest reason logged or answered for a rejection (a payload's field names may be long).
+MAX_REASON_CHARS = 200
+#: Inbound paths whose commands act; a retained one is rejected, not acted on.
+ACTING = frozenset({"control", "say", "response", "tts/request", "alert/ack"})
 
 
 class Inbound:
@@ -45,14 +56,17 @@ class Inbound:
     def on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
         """paho's ``on_message``: a payload must never kill the network thread."""
         try:
-            self.receive(message.topic, bytes(message.payload))
+            self.receive(message.topic, bytes(message.payload), retained=bool(message.retain))
         except Exception:  # noqa: BLE001 - paho's network thread: a payload must never kill it
             self._log.log(
                 logging.ERROR, "crash", "Unexpected error handling %r", message.topic, exc_info=True
             )
 
-    def receive(self, topic: str, payload: bytes) -> None:
-        """Handle one message: a command for the inbox, HA's status, or a rejection."""
+    def receive(self, topic: str, payload: bytes, retained: bool = False) -> None:
+        """Handle one message: a command for the inbox, HA's status, or a rejection.
+
+        ``retained``: the broker delivered a stored retained message (paho's
+        ``msg.retain``), not one published while subscribed."""
         if topic == self.topics.ha_status:
             if payload == ONLINE.encode():
                 self._put(Work("ha_online"))
@@ -61,10 +75,25 @@ class Inbound:
         if path is None:
             self._reject(topic, "not a topic of this satellite")
             return
+        if retained and path in ACTING:
+            self._reject(
+                path,
+                "a retained command is never acted on (it would act again after every "
+                "restart). Fix: publish it with retain off, and clear the stored one with an "
+                "empty retained message",
+            )
+            return
         try:
             command = decode_inbound(path, payload, self.max_payload_bytes)
         except PayloadError as err:
-            self._reject(path, str(err))
+            why = (
+                str(err) if len(str(err)) <= MAX_REASON_CHARS else f"{str(err)[:MAX_REASON_CHARS]}…"
+            )
+            self._reject(path, why)
+            answer = rejection_answer(path, payload, why)
+            if answer is not None:  # the requester learns why rather than waiting
+                answer_path, body = answer
+                self._put(Work("raw", topic=self.topics.full(answer_path), payload=body, qos=1))
             return
         if isinstance(command, AlertAck):  # the link closes the alert; not for the frame loop
             self._put(Work("alert_ack", topic=command.id))

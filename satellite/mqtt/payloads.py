@@ -24,6 +24,8 @@ MAX_PAYLOAD_BYTES = 64 * 1024
 MAX_TEXT_CHARS = 4000
 #: Request ids end up in topic names, so only these characters are allowed.
 _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+#: A lone UTF-16 surrogate (JSON's unpaired ``\ud800`` escape): no UTF-8 for it exists.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 CONTROL_COMMANDS = ("mute", "unmute", "stop", "volume")
 STATES = ("idle", "listening", "processing", "responding", "muted")
 
@@ -57,7 +59,18 @@ class Payload:
             raise PayloadError(str(err)) from None
 
 
+def _unicode(where: str, value: str) -> None:
+    found = _SURROGATE.search(value)
+    if found is not None:
+        raise PayloadError(
+            f"{where}: holds a lone surrogate (\\u{ord(found.group()):04x} at character "
+            f"{found.start()}), which is not text. Fix: send valid Unicode (escape a character "
+            "outside the BMP as a surrogate pair, or as UTF-8)"
+        )
+
+
 def _text(where: str, value: str, allow_empty: bool = False) -> None:
+    _unicode(where, value)
     if not value.strip() and not allow_empty:
         raise PayloadError(f"{where}: must not be empty")
     if len(value) > MAX_TEXT_CHARS:
@@ -100,8 +113,10 @@ class TtsRequest(Payload):
     def __post_init__(self) -> None:
         _request_id("tts/request.id", self.id)
         _text("tts/request.text", self.text)
-        if self.voice is not None and not 0 < len(self.voice) <= 64:
-            raise PayloadError("tts/request.voice: must be 1-64 characters")
+        if self.voice is not None:
+            if not 0 < len(self.voice) <= 64:
+                raise PayloadError("tts/request.voice: must be 1-64 characters")
+            _unicode("tts/request.voice", self.voice)
 
 
 @dataclass(frozen=True)
@@ -131,6 +146,7 @@ class Slots(Payload):
         for value in (*self.names, *self.areas):
             if not 0 < len(value) <= 200:
                 raise PayloadError("slots: every name and area must be 1-200 characters")
+            _unicode("slots", value)
 
 
 @dataclass(frozen=True)
@@ -195,6 +211,24 @@ def decode_inbound(topic: str, raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -
     except ValueError as err:  # JSONDecodeError, NaN/Infinity, over-long integers
         raise PayloadError(f"{topic}: invalid JSON ({err})") from None
     return cast(Command, cls.from_dict(data))
+
+
+def rejection_answer(topic: str, raw: bytes, why: str) -> tuple[str, bytes] | None:
+    """What tells the requester of a rejected ``say`` or ``tts/request`` why, instead of
+    letting it wait: (path, payload) of a failed ``say/done`` or ``tts/response/<id>``;
+    None when the payload names no usable id (or is another topic's)."""
+    if topic not in (SayRequest.topic, TtsRequest.topic) or len(raw) > MAX_PAYLOAD_BYTES:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(request_id, str) or not _ID.fullmatch(request_id):
+        return None
+    if topic == TtsRequest.topic:
+        return f"tts/response/{request_id}", TtsFailed(request_id, why).to_json()
+    return SayDone.topic, SayDone(request_id, "failed", why).to_json()
 
 
 def _reject_constant(name: str) -> Any:

@@ -44,6 +44,10 @@ _LOGGER = logging.getLogger(__name__)
 MAX_QUEUED_EVENTS = 10000
 #: Largest number of work items the worker handles in one outbox transaction.
 BATCH_ITEMS = 512
+#: After a lost connection, events the broker acknowledged this recently (s) are sent
+#: again: Mosquitto acknowledges before it saves its state, so a broker killed in between
+#: forgets them for a subscriber that is away. Consumers drop the duplicates by id.
+RESEND_ACKED_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +100,8 @@ class LinkWorker:
         self._retained: dict[str, Event] = {}
         self._unsent: deque[OutboxMessage] = deque(outbox.messages())
         self._inflight: dict[int, OutboxMessage] = {}
+        #: (monotonic time of the acknowledgement, message), oldest first.
+        self._acked: deque[tuple[float, OutboxMessage]] = deque()
         self._thread = threading.Thread(target=self._run, name="mqtt-worker", daemon=True)
 
     # --- any thread -----------------------------------------------------------------------
@@ -181,6 +187,7 @@ class LinkWorker:
                     message = self._inflight.pop(work.mid, None)
                     if message is not None:
                         self.outbox.remove(message.seq)
+                        self._remember_acked(message)
                 elif work.kind == "raw":
                     outgoing.append(work)
                 elif work.kind == "connected":
@@ -270,11 +277,22 @@ class LinkWorker:
             self._inflight[info.mid] = message
             self.stats.published += 1
 
+    def _remember_acked(self, message: OutboxMessage) -> None:
+        now = time.monotonic()
+        self._acked.append((now, message))
+        while self._acked and self._acked[0][0] < now - RESEND_ACKED_SECONDS:
+            self._acked.popleft()
+
     def _requeue_inflight(self) -> None:
+        """After a lost connection: what was in flight, and what the broker acknowledged
+        in the last ``RESEND_ACKED_SECONDS``, goes out again first, in order."""
         self.connected.clear()
-        if self._inflight:
-            merged = sorted([*self._inflight.values(), *self._unsent], key=lambda m: m.seq)
-            self._unsent = deque(merged)
+        cutoff = time.monotonic() - RESEND_ACKED_SECONDS
+        recent = [m for at, m in self._acked if at >= cutoff]
+        self._acked.clear()
+        if self._inflight or recent:
+            again = {m.seq: m for m in [*recent, *self._inflight.values(), *self._unsent]}
+            self._unsent = deque(sorted(again.values(), key=lambda m: m.seq))
             self._inflight.clear()
 
     def _send(self, topic: str, payload: bytes, qos: int, retain: bool) -> None:
