@@ -66,6 +66,29 @@ class Work:
     mid: int = 0
 
 
+class RecentlyAcked:
+    """What the broker acknowledged in the last ``seconds``: sent again after a lost
+    connection (Mosquitto acknowledges before it saves)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        #: (monotonic time of the acknowledgement, message), oldest first.
+        self._items: deque[tuple[float, OutboxMessage]] = deque()
+
+    def add(self, message: OutboxMessage) -> None:
+        now = time.monotonic()
+        self._items.append((now, message))
+        while self._items and self._items[0][0] < now - self.seconds:
+            self._items.popleft()
+
+    def take(self) -> list[OutboxMessage]:
+        """The ones still recent, oldest first; forgotten here."""
+        cutoff = time.monotonic() - self.seconds
+        recent = [m for at, m in self._items if at >= cutoff]
+        self._items.clear()
+        return recent
+
+
 class LinkWorker:
     """Owns the outbox and publishes through ``client``; see the module docstring."""
 
@@ -100,8 +123,7 @@ class LinkWorker:
         self._retained: dict[str, Event] = {}
         self._unsent: deque[OutboxMessage] = deque(outbox.messages())
         self._inflight: dict[int, OutboxMessage] = {}
-        #: (monotonic time of the acknowledgement, message), oldest first.
-        self._acked: deque[tuple[float, OutboxMessage]] = deque()
+        self._acked = RecentlyAcked(RESEND_ACKED_SECONDS)
         self._thread = threading.Thread(target=self._run, name="mqtt-worker", daemon=True)
 
     # --- any thread -----------------------------------------------------------------------
@@ -187,7 +209,7 @@ class LinkWorker:
                     message = self._inflight.pop(work.mid, None)
                     if message is not None:
                         self.outbox.remove(message.seq)
-                        self._remember_acked(message)
+                        self._acked.add(message)
                 elif work.kind == "raw":
                     outgoing.append(work)
                 elif work.kind == "connected":
@@ -277,19 +299,11 @@ class LinkWorker:
             self._inflight[info.mid] = message
             self.stats.published += 1
 
-    def _remember_acked(self, message: OutboxMessage) -> None:
-        now = time.monotonic()
-        self._acked.append((now, message))
-        while self._acked and self._acked[0][0] < now - RESEND_ACKED_SECONDS:
-            self._acked.popleft()
-
     def _requeue_inflight(self) -> None:
         """After a lost connection: what was in flight, and what the broker acknowledged
         in the last ``RESEND_ACKED_SECONDS``, goes out again first, in order."""
         self.connected.clear()
-        cutoff = time.monotonic() - RESEND_ACKED_SECONDS
-        recent = [m for at, m in self._acked if at >= cutoff]
-        self._acked.clear()
+        recent = self._acked.take()
         if self._inflight or recent:
             again = {m.seq: m for m in [*recent, *self._inflight.values(), *self._unsent]}
             self._unsent = deque(sorted(again.values(), key=lambda m: m.seq))
