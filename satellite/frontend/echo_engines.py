@@ -3,15 +3,17 @@
 Both take 10 ms frames of the microphone (*near end*) and of what the speaker played
 (*far end*, aligned by ``EchoReference``) and return the microphone with the echo taken
 out (speex's output comes one frame later). Measured on a simulated room (tests/room.py,
-bench/echo.py), with a person saying "stop" 6 dB below the echo:
+``python -m bench.echo``, bench/results/echo.json), a reply with a person saying "stop"
+6 dB below its echo:
 - ``speex`` (Debian ``libspeexdsp1`` through ctypes, with its residual echo
-  suppressor): 14-20 dB of echo taken out after 1 s of reply, 27-35 dB after 2 s in a
-  room with RT60 up to 0.3 s, 16-21 dB at 0.6 s; the filter it learns stays for the next
-  replies. The person comes through (correlation 0.93 with what they said). No memory.
-- ``webrtc`` (AEC3 from the ``livekit`` package, extra ``echo``): 40 dB within a second
-  in a dry room, 21-30 dB in a reverberant one, but its suppressor also takes the
-  person out (10-45 dB down) while the reply plays, which defeats hearing "stop" over
-  it; +40 MB. So speex is the default.
+  suppressor): 5-10 dB of echo taken out in the first second, 9-14 dB in the next,
+  25-33 dB after 2 s in rooms with RT60 up to 0.4 s, 19 dB at 0.6 s; the filter it
+  learns stays for the next replies. The person comes through (correlation 0.90-0.96,
+  about 1 dB quieter). No memory; 0.08-0.12 ms per frame.
+- ``webrtc`` (AEC3 from the ``livekit`` package, extra ``echo``): 19-42 dB from the
+  first second, 29-45 dB later, but its suppressor also takes the person 5-24 dB down
+  (correlation 0.3-0.56) while the reply plays, which defeats hearing "stop" over it;
+  +40 MB, 0.1-0.3 ms per frame. So speex is the default.
 """
 
 from __future__ import annotations

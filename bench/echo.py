@@ -1,0 +1,94 @@
+"""Echo cancellation on a simulated room (tests/room.py): how much of the satellite's own
+voice each engine takes out, how fast, what it leaves of a person talking over it, and
+its cost per 10 ms frame.
+
+    taskset -c 0 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo
+
+Writes bench/results/echo.json and prints a table per engine x room.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from bench.common import print_table, write_results
+from satellite.frontend.echo import echo_return_loss_enhancement
+from satellite.frontend.echo_engines import ECHO_ENGINES, make_echo_canceller
+from tests import synth
+from tests.room import Float, Room, level_db, scale_to
+
+RATE = 16000
+DELAYS_MS = (20, 100, 200)
+RT60S = (0.2, 0.4, 0.6)
+REPLY = "The kitchen light is on. It is twenty past four, and the weather is fine today."
+
+
+def _int16(x: Float) -> np.ndarray:
+    return np.clip(np.round(x), -32768, 32767).astype(np.int16)
+
+
+def _run(engine: str, mic: np.ndarray, far: np.ndarray) -> tuple[np.ndarray, float]:
+    canceller = make_echo_canceller(engine)
+    out = np.zeros_like(mic)
+    started = time.perf_counter()
+    frames = 0
+    for start in range(0, len(mic) - 159, 160):
+        out[start : start + 160] = canceller.process(
+            mic[start : start + 160], far[start : start + 160]
+        )
+        frames += 1
+    cost_ms = (time.perf_counter() - started) / frames * 1000
+    canceller.close()
+    return out, cost_ms
+
+
+def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float) -> dict[str, Any]:
+    room = Room(delay_ms=delay_ms, rt60_seconds=rt60)
+    echo = room.echo(reply)
+    shift = int(delay_ms * RATE / 1000) - 40  # the reference 2.5 ms early
+    far = _int16(np.concatenate([np.zeros(shift), reply])[: len(reply)])
+    out, cost_ms = _run(engine, _int16(echo), far)
+    start = int(2.5 * RATE)
+    near = np.zeros(len(reply))
+    near[start : start + len(person)] = person
+    both, _ = _run(engine, _int16(echo + near), far)
+    span = slice(start, start + len(person))
+    late = 160 if engine == "speex" else 128  # each engine's output delay, samples
+    kept = both[span.start + late : span.stop + late].astype(np.float64)
+    return {
+        "engine": engine,
+        "delay_ms": delay_ms,
+        "rt60_s": rt60,
+        "erle_0_1s_db": round(echo_return_loss_enhancement(echo[:RATE], out[:RATE]), 1),
+        "erle_1_2s_db": round(
+            echo_return_loss_enhancement(echo[RATE : 2 * RATE], out[RATE : 2 * RATE]), 1
+        ),
+        "erle_after_2s_db": round(
+            echo_return_loss_enhancement(echo[2 * RATE : len(out)], out[2 * RATE :]), 1
+        ),
+        "person_correlation": round(float(np.corrcoef(kept, near[span])[0, 1]), 3),
+        "person_level_change_db": round(level_db(kept) - level_db(near[span]), 1),
+        "cost_ms_per_frame": round(cost_ms, 3),
+    }
+
+
+def main() -> None:
+    reply = scale_to(synth.espeak(REPLY, "en-us", 160).astype(np.float64), 20 * np.log10(3000))
+    person = synth.espeak("stop", "en-us+f3", 150).astype(np.float64)
+    person = scale_to(person, level_db(reply) - 6)  # the echo 6 dB louder than the person
+    rows = [
+        measure(engine, reply, person, delay, rt60)
+        for engine in ECHO_ENGINES
+        for rt60 in RT60S
+        for delay in DELAYS_MS
+    ]
+    write_results("echo", {"reply_seconds": round(len(reply) / RATE, 2), "rooms": rows})
+    keys = list(rows[0])
+    print_table(keys, [[row[k] for k in keys] for row in rows])
+
+
+if __name__ == "__main__":
+    main()
