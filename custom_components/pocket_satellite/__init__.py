@@ -5,9 +5,9 @@ from __future__ import annotations
 from homeassistant.components import mqtt
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import ConfigEntryNotReady
+from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 
-from .const import CONF_BASE_TOPIC, CONF_INFO, CONF_SATELLITE_ID, DEFAULT_BASE_TOPIC
+from .const import CONF_BASE_TOPIC, CONF_INFO, CONF_SATELLITE_ID, DEFAULT_BASE_TOPIC, DOMAIN
 from .device import PocketSatellite
 from .intents import IntentBridge, SlotsPublisher
 from .messages import MessageError, SatelliteInfo
@@ -25,11 +25,16 @@ PLATFORMS = [
 async def async_setup_entry(hass: HomeAssistant, entry: PocketConfigEntry) -> bool:
     """Subscribe to the satellite and set up its entities."""
     if not await mqtt.async_wait_for_mqtt_client(hass):
-        raise ConfigEntryNotReady("MQTT is not connected yet")
+        raise ConfigEntryNotReady(translation_domain=DOMAIN, translation_key="mqtt_not_connected")
     try:
         info = SatelliteInfo.parse(dict(entry.data[CONF_INFO]))
-    except (MessageError, KeyError, TypeError) as err:
-        raise ConfigEntryNotReady(f"Stored satellite info is invalid: {err}") from err
+    except (MessageError, KeyError, TypeError, ValueError) as err:
+        # Retrying cannot mend stored data: the user must remove and add the satellite.
+        raise ConfigEntryError(
+            translation_domain=DOMAIN,
+            translation_key="invalid_stored_info",
+            translation_placeholders={"error": str(err)},
+        ) from err
     satellite = PocketSatellite(
         hass,
         entry.data[CONF_SATELLITE_ID],

@@ -1,4 +1,9 @@
-"""The Assist satellite entity: mirrors the satellite's state and announces."""
+"""The Assist satellite entity: announcements and wake words.
+
+Its state is Assist's own (``responding`` while HA announces through it): HA lets only
+its own pipeline set it, and the satellite runs its pipeline on the device. What the
+satellite is doing (listening, muted, ...) is the Activity sensor (sensor.py).
+"""
 
 from __future__ import annotations
 
@@ -13,12 +18,11 @@ from homeassistant.components.assist_satellite import (
     AssistSatelliteEntityFeature,
     AssistSatelliteWakeWord,
 )
-from homeassistant.components.assist_satellite.entity import AssistSatelliteState
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .const import SAY_TIMEOUT_SECONDS
+from .const import DOMAIN, SAY_TIMEOUT_SECONDS
 from .device import PocketSatellite
 from .entity import PocketSatelliteEntity
 from .models import PocketConfigEntry
@@ -27,14 +31,6 @@ _LOGGER = logging.getLogger(__name__)
 PARALLEL_UPDATES = 0
 
 SATELLITE = AssistSatelliteEntityDescription(key="assist_satellite", name=None)
-#: The satellite's states as Assist knows them ("muted" is idle with an attribute).
-STATE_MAP = {
-    "idle": AssistSatelliteState.IDLE,
-    "listening": AssistSatelliteState.LISTENING,
-    "processing": AssistSatelliteState.PROCESSING,
-    "responding": AssistSatelliteState.RESPONDING,
-    "muted": AssistSatelliteState.IDLE,
-}
 
 
 async def async_setup_entry(
@@ -50,15 +46,9 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
     """The satellite hears, understands and speaks on the device; HA mirrors it."""
 
     _attr_supported_features = AssistSatelliteEntityFeature.ANNOUNCE
-    listen_to = ("state",)
 
     def __init__(self, satellite: PocketSatellite) -> None:
         super().__init__(satellite, SATELLITE)
-
-    @callback
-    def _handle_push(self) -> None:
-        self._attr_extra_state_attributes = {"muted": self.satellite.state == "muted"}
-        self._set_state(STATE_MAP[self.satellite.state])
 
     @callback
     def async_get_configuration(self) -> AssistSatelliteConfiguration:
@@ -78,9 +68,7 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
 
     async def async_set_configuration(self, config: AssistSatelliteConfiguration) -> None:
         """Wake words are chosen in the satellite's own configuration file."""
-        raise HomeAssistantError(
-            "Pocket Satellite wake words are set in its satellite.yaml (frontend.wake.models)"
-        )
+        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="wake_words_fixed")
 
     def on_pipeline_event(self, event: PipelineEvent) -> None:
         """Not used: the satellite runs its own pipeline on the device."""
@@ -88,7 +76,9 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
     async def async_announce(self, announcement: AssistSatelliteAnnouncement) -> None:
         """Speak the message on the satellite; return when it is done or timed out."""
         if not announcement.message:
-            raise HomeAssistantError("Pocket Satellite can only announce text (a message)")
+            raise HomeAssistantError(
+                translation_domain=DOMAIN, translation_key="announce_text_only"
+            )
         done = await self.satellite.async_say(announcement.message, SAY_TIMEOUT_SECONDS)
         if done is None:
             _LOGGER.warning(
@@ -97,4 +87,8 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
                 SAY_TIMEOUT_SECONDS,
             )
         elif done.status == "error":
-            raise HomeAssistantError(f"The satellite could not announce: {done.error}")
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="announce_failed",
+                translation_placeholders={"error": str(done.error)},
+            )

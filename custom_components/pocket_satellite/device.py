@@ -14,7 +14,7 @@ from homeassistant.components import mqtt
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 
-from .const import SEEN_IDS
+from .const import DOMAIN, SEEN_IDS
 from .messages import (
     AlertClearedMessage,
     AlertMessage,
@@ -44,7 +44,11 @@ class PocketSatellite:
         self.satellite_id = satellite_id
         self.base = f"{base_topic}/{satellite_id}"
         self.info = info
-        self.available = False
+        self.online = False
+        """The satellite's own ``status`` (its last will says ``offline``)."""
+        self.broker_connected = True
+        """Home Assistant's MQTT client is connected to the broker."""
+        self._was_available: bool | None = None
         self.state = "idle"
         self.last_intent: IntentMessage | None = None
         self.last_alert: AlertMessage | None = None
@@ -58,6 +62,11 @@ class PocketSatellite:
         self._seen: deque[str] = deque(maxlen=SEEN_IDS)
         self._say: dict[str, asyncio.Future[SayDoneMessage]] = {}
         self._tts: dict[str, asyncio.Future[bytes]] = {}
+
+    @property
+    def available(self) -> bool:
+        """Online, as far as Home Assistant can know: its status and the broker link."""
+        return self.online and self.broker_connected
 
     def topic(self, path: str) -> str:
         """Full topic name of ``path`` under this satellite."""
@@ -78,6 +87,9 @@ class PocketSatellite:
                     self.hass, self.topic(path), handler, qos=1, encoding=encoding
                 )
             )
+        self._unsubscribe.append(
+            mqtt.async_subscribe_connection_status(self.hass, self._on_broker_connection)
+        )
 
     @callback
     def async_stop(self) -> None:
@@ -104,6 +116,8 @@ class PocketSatellite:
         return {
             "base_topic": self.base,
             "available": self.available,
+            "online": self.online,
+            "broker_connected": self.broker_connected,
             "state": self.state,
             "info": self.info.as_dict(),
             "last_intent": None if self.last_intent is None else vars(self.last_intent),
@@ -143,8 +157,12 @@ class PocketSatellite:
                 return await future
         except TimeoutError:
             raise HomeAssistantError(
-                f"Pocket Satellite {self.satellite_id} did not answer the TTS request "
-                f"within {timeout:g} s; is it online?"
+                translation_domain=DOMAIN,
+                translation_key="tts_timeout",
+                translation_placeholders={
+                    "satellite": self.satellite_id,
+                    "seconds": f"{timeout:g}",
+                },
             ) from None
         finally:
             self._tts.pop(request_id, None)
@@ -212,7 +230,30 @@ class PocketSatellite:
 
     @callback
     def _on_status(self, msg: mqtt.ReceiveMessage) -> None:
-        self.available = msg.payload == "online"
+        self.online = msg.payload == "online"
+        self._availability_changed()
+
+    @callback
+    def _on_broker_connection(self, connected: bool) -> None:
+        self.broker_connected = connected
+        self._availability_changed()
+
+    def _availability_changed(self) -> None:
+        """Tell the entities; log once when the satellite goes away and once when back."""
+        available = self.available
+        if available != self._was_available:
+            if available:
+                if self._was_available is not None:
+                    _LOGGER.info("Pocket Satellite %s is back online", self.satellite_id)
+            else:
+                _LOGGER.info(
+                    "Pocket Satellite %s is unavailable: %s",
+                    self.satellite_id,
+                    "its status is offline"
+                    if self.broker_connected
+                    else "Home Assistant lost the MQTT broker",
+                )
+            self._was_available = available
         self._notify("status")
 
     @callback
@@ -232,5 +273,9 @@ class PocketSatellite:
         except MessageError as err:
             error = str(err)
         future.set_exception(
-            HomeAssistantError(f"Pocket Satellite {self.satellite_id} could not speak: {error}")
+            HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="tts_failed",
+                translation_placeholders={"satellite": self.satellite_id, "error": str(error)},
+            )
         )

@@ -12,12 +12,12 @@ import logging
 from typing import Any
 
 from homeassistant.components.homeassistant.exposed_entities import async_should_expose
-from homeassistant.const import EVENT_HOMEASSISTANT_STARTED
 from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import intent
 from homeassistant.helpers.debounce import Debouncer
+from homeassistant.helpers.start import async_at_started
 
 from .const import DOMAIN, EVENT_INTENT, SLOTS_COOLDOWN_SECONDS
 from .device import PocketSatellite
@@ -104,9 +104,9 @@ class SlotsPublisher:
         removers = [
             self.hass.bus.async_listen(er.EVENT_ENTITY_REGISTRY_UPDATED, self._schedule),
             self.hass.bus.async_listen(ar.EVENT_AREA_REGISTRY_UPDATED, self._schedule),
-            self.hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STARTED, self._schedule),
+            # Once HA has started every integration's entities exist (at once when it has).
+            async_at_started(self.hass, self._started),
         ]
-        self.hass.async_create_task(self.async_publish(), eager_start=True)
 
         @callback
         def stop() -> None:
@@ -119,6 +119,9 @@ class SlotsPublisher:
     @callback
     def _schedule(self, event: Event[Any]) -> None:
         self._debouncer.async_schedule_call()
+
+    async def _started(self, hass: HomeAssistant) -> None:
+        await self.async_publish()
 
     def collect(self) -> tuple[list[str], list[str]]:
         """Names of exposed entities and every area name, sorted."""

@@ -22,7 +22,6 @@ from custom_components.pocket_satellite.messages import SatelliteInfo
 from .conftest import DOMAIN, INFO
 
 FETCH = "custom_components.pocket_satellite.config_flow.async_fetch_info"
-pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
 
 
 def _discovery(payload: str, topic: str = "pocket_satellite/kitchen/info") -> MqttServiceInfo:

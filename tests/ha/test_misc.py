@@ -17,10 +17,10 @@ from custom_components.pocket_satellite.intents import _speech
 
 from .conftest import DOMAIN, INFO, fire, published
 
-pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
 
-
-async def test_invalid_stored_info_retries_setup(hass: HomeAssistant, mqtt_mock: MagicMock) -> None:
+async def test_invalid_stored_info_is_a_setup_error(
+    hass: HomeAssistant, mqtt_mock: MagicMock, caplog: pytest.LogCaptureFixture
+) -> None:
     entry = MockConfigEntry(
         domain=DOMAIN,
         unique_id="kitchen",
@@ -28,7 +28,9 @@ async def test_invalid_stored_info_retries_setup(hass: HomeAssistant, mqtt_mock:
     )
     entry.add_to_hass(hass)
     await hass.config_entries.async_setup(entry.entry_id)
-    assert entry.state is ConfigEntryState.SETUP_RETRY
+    # Retrying cannot mend stored data: a setup error that tells the user what to do.
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    assert entry.reason is not None and "Remove the satellite and add it again" in entry.reason
 
 
 async def test_wake_word_configuration(hass: HomeAssistant, setup_entry: MockConfigEntry) -> None:

@@ -15,7 +15,6 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from .conftest import BASE, fire, golden, published
 
-pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
 SATELLITE = "assist_satellite.kitchen"
 TTS_ENTITY = "tts.kitchen_voice"
 WAV = base64.b64decode(golden("tts_response")["examples"][0])
