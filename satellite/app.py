@@ -93,6 +93,9 @@ class FrameProcessor(Protocol):
     def take_actions(self) -> list[Action]:
         """What to do since the last call: barge-in, answers owed (see AnswerDue)."""
 
+    def set_wake_words(self, models: tuple[str, ...]) -> None:
+        """Listen only for these wake word models (ValueError when not loaded)."""
+
 
 class EventSink(Protocol):
     """Where events go (the MQTT link, or a test double)."""
@@ -254,6 +257,13 @@ class SatelliteApp:
             self._stop_speaking()
         elif command.command == "volume" and command.volume is not None:
             self.voice.volume = command.volume
+        elif command.command == "wake_words" and command.wake_words is not None:
+            try:
+                self.pipeline.set_wake_words(command.wake_words)
+            except ValueError as err:
+                _LOGGER.warning("Ignoring Home Assistant's wake word choice: %s", err)
+            else:
+                _LOGGER.info("Listening for %s", ", ".join(command.wake_words))
 
     def _take(self, events: list[Event]) -> None:
         """The pipeline's events, then the actions they brought."""

@@ -156,6 +156,19 @@ def test_mute_volume_and_stop(app: tuple[SatelliteApp, Recorder, WritingSink]) -
     assert statuses["long"] in ("stopped", "done")
 
 
+def test_a_wake_word_choice_of_a_model_not_loaded_is_ignored(
+    app: tuple[SatelliteApp, Recorder, WritingSink], caplog: pytest.LogCaptureFixture
+) -> None:
+    application, recorder, _ = app
+    application.handle(Control("wake_words", wake_words=("hey_jarvis",)))
+    assert "hey_jarvis are not loaded" in caplog.text
+    application.handle(Control("wake_words", wake_words=("okay_nabu",)))
+    source = WavFileSource(str(SAMPLE))
+    application.run(source)  # still listening for okay_nabu
+    source.close()
+    assert any(isinstance(e, WakeDetected) for e in recorder.events)
+
+
 def test_synthesis_errors_are_answered(app: tuple[SatelliteApp, Recorder, WritingSink]) -> None:
     application, recorder, _ = app
     application.handle(TtsRequest("bad", "hello", "no-such-voice-zz"))

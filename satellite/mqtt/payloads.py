@@ -24,7 +24,9 @@ MAX_PAYLOAD_BYTES = 64 * 1024
 MAX_TEXT_CHARS = 4000
 #: Request ids end up in topic names, so only these characters are allowed.
 _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
-CONTROL_COMMANDS = ("mute", "unmute", "stop", "volume")
+CONTROL_COMMANDS = ("mute", "unmute", "stop", "volume", "wake_words")
+#: A wake word model id, as ``info.wake_words`` lists them.
+_WAKE_WORD = re.compile(r"[a-z0-9_]{1,64}")
 STATES = ("idle", "listening", "processing", "responding", "muted")
 
 
@@ -135,12 +137,14 @@ class Slots(Payload):
 
 @dataclass(frozen=True)
 class Control(Payload):
-    """``control``: ``mute``, ``unmute``, ``stop`` or ``volume`` (with ``volume`` 0-1)."""
+    """``control``: ``mute``, ``unmute``, ``stop``, ``volume`` (with ``volume`` 0-1) or
+    ``wake_words`` (with ``wake_words``: the models to listen for, among ``info``'s)."""
 
     topic: ClassVar[str] = "control"
 
     command: str
     volume: float | None = None
+    wake_words: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.command not in CONTROL_COMMANDS:
@@ -150,6 +154,14 @@ class Control(Payload):
                 raise PayloadError("control.volume: give a number from 0 to 1 with 'volume'")
         elif self.volume is not None:
             raise PayloadError("control.volume: only allowed with the 'volume' command")
+        if self.command == "wake_words":
+            words = self.wake_words
+            if not words or not all(_WAKE_WORD.fullmatch(w) for w in words):
+                raise PayloadError(
+                    "control.wake_words: give a list of wake word ids from info.wake_words"
+                )
+        elif self.wake_words is not None:
+            raise PayloadError("control.wake_words: only allowed with the 'wake_words' command")
 
 
 Command = SayRequest | TtsRequest | SpokenResponse | Slots | Control
