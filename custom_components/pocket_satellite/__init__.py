@@ -17,7 +17,10 @@ PLATFORMS = [
     Platform.ASSIST_SATELLITE,
     Platform.BINARY_SENSOR,
     Platform.EVENT,
+    Platform.NUMBER,
+    Platform.SELECT,
     Platform.SENSOR,
+    Platform.SWITCH,
     Platform.TTS,
 ]
 

@@ -52,7 +52,7 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
 
     @callback
     def async_get_configuration(self) -> AssistSatelliteConfiguration:
-        """The satellite's wake words (all of them active)."""
+        """The wake words the satellite loaded, and those it listens for."""
         info = self.satellite.info
         words = [
             AssistSatelliteWakeWord(
@@ -62,13 +62,13 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
         ]
         return AssistSatelliteConfiguration(
             available_wake_words=words,
-            active_wake_words=list(info.wake_words),
+            active_wake_words=list(self.satellite.controls.wake_words),
             max_active_wake_words=len(words),
         )
 
     async def async_set_configuration(self, config: AssistSatelliteConfiguration) -> None:
-        """Wake words are chosen in the satellite's own configuration file."""
-        raise HomeAssistantError(translation_domain=DOMAIN, translation_key="wake_words_fixed")
+        """Listen for the active wake words (among those the satellite loaded)."""
+        await self.satellite.controls.async_set_wake_words(config.active_wake_words)
 
     def on_pipeline_event(self, event: PipelineEvent) -> None:
         """Not used: the satellite runs its own pipeline on the device."""

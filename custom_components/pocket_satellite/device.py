@@ -15,6 +15,7 @@ from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 
 from .const import DOMAIN, SEEN_IDS
+from .controls import SatelliteControls
 from .messages import (
     AlertClearedMessage,
     AlertMessage,
@@ -30,8 +31,8 @@ from .topics import TOPICS, TopicRow
 
 _LOGGER = logging.getLogger(__name__)
 
-#: Listener kinds entities can follow.
-KINDS: Final = ("status", *(row.kind for row in TOPICS if row.kind is not None))
+#: Listener kinds entities can follow ("settings": what HA set through controls.py).
+KINDS: Final = ("status", "settings", *(row.kind for row in TOPICS if row.kind is not None))
 
 
 class PocketSatellite:
@@ -62,6 +63,7 @@ class PocketSatellite:
         self._seen: deque[str] = deque(maxlen=SEEN_IDS)
         self._say: dict[str, asyncio.Future[SayDoneMessage]] = {}
         self._tts: dict[str, asyncio.Future[bytes]] = {}
+        self.controls = SatelliteControls(self)
 
     @property
     def available(self) -> bool:
@@ -90,6 +92,7 @@ class PocketSatellite:
         self._unsubscribe.append(
             mqtt.async_subscribe_connection_status(self.hass, self._on_broker_connection)
         )
+        self._unsubscribe.append(self.controls.async_start())
 
     @callback
     def async_stop(self) -> None:
@@ -106,6 +109,11 @@ class PocketSatellite:
         """Call ``listener`` when something of ``kind`` arrives; returns a remover."""
         self._listeners[kind].append(listener)
         return lambda: self._listeners[kind].remove(listener)
+
+    @callback
+    def notify(self, kind: str) -> None:
+        """Tell ``kind``'s listeners (for what is kept outside this class: controls.py)."""
+        self._notify(kind)
 
     def _notify(self, kind: str) -> None:
         for listener in list(self._listeners[kind]):
