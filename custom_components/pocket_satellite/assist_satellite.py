@@ -18,6 +18,11 @@ from homeassistant.components.assist_satellite import (
     AssistSatelliteEntityFeature,
     AssistSatelliteWakeWord,
 )
+from homeassistant.components.intent import (
+    TimerEventType,
+    TimerInfo,
+    async_register_timer_handler,
+)
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
@@ -26,6 +31,7 @@ from .const import DOMAIN, SAY_TIMEOUT_SECONDS
 from .device import PocketSatellite
 from .entity import PocketSatelliteEntity
 from .models import PocketConfigEntry
+from .replies import phrase
 
 _LOGGER = logging.getLogger(__name__)
 PARALLEL_UPDATES = 0
@@ -49,6 +55,32 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
 
     def __init__(self, satellite: PocketSatellite) -> None:
         super().__init__(satellite, SATELLITE)
+
+    async def async_added_to_hass(self) -> None:
+        """Take the timers set through this satellite (HassStartTimer with its device)."""
+        await super().async_added_to_hass()
+        assert self.registry_entry is not None and self.registry_entry.device_id is not None
+        self.async_on_remove(
+            async_register_timer_handler(
+                self.hass, self.registry_entry.device_id, self.handle_timer_event
+            )
+        )
+
+    @callback
+    def handle_timer_event(self, event_type: TimerEventType, timer: TimerInfo) -> None:
+        """A timer set here ended: the satellite says so, in its language."""
+        if event_type is not TimerEventType.FINISHED:
+            return
+        language = self.satellite.info.language
+        text = (
+            phrase(language, "timer_done_name", name=timer.name)
+            if timer.name
+            else phrase(language, "timer_done")
+        )
+        self.hass.async_create_background_task(
+            self.satellite.async_say(text, SAY_TIMEOUT_SECONDS),
+            f"{self.entity_id} timer {timer.id}",
+        )
 
     @callback
     def async_get_configuration(self) -> AssistSatelliteConfiguration:

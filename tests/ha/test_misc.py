@@ -10,10 +10,7 @@ from homeassistant.components import tts
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import intent
 from pytest_homeassistant_custom_component.common import MockConfigEntry
-
-from custom_components.pocket_satellite.intents import _speech
 
 from .conftest import DOMAIN, INFO, fire, published
 
@@ -63,13 +60,3 @@ async def test_odd_tts_answers_are_errors(
     fire(hass, f"tts/response/{request_id}", answer)
     with pytest.raises(HomeAssistantError, match=error):
         await task
-
-
-def test_intent_speech() -> None:
-    response = intent.IntentResponse(language="en")
-    assert _speech(response) == "Done."
-    response.async_set_speech("It is 5 o'clock")
-    assert _speech(response) == "It is 5 o'clock"
-    failed = intent.IntentResponse(language="en")
-    failed.response_type = intent.IntentResponseType.ERROR
-    assert _speech(failed) == "Sorry, I couldn't do that."
