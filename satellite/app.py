@@ -110,6 +110,8 @@ class SpeakJob:
 
     text: str
     request_id: str | None = None
+    #: Play the chime (the ``awake`` sound) first: an announcement from Home Assistant.
+    preannounce: bool = False
 
 
 def make_info(config: Config, engine: TtsEngine) -> Info:
@@ -225,7 +227,7 @@ class SatelliteApp:
         """Act on one validated command."""
         self.handled.append(command)
         if isinstance(command, SayRequest):
-            self._say(SpeakJob(command.text, command.id))
+            self._say(SpeakJob(command.text, command.id, command.preannounce))
         elif isinstance(command, SpokenResponse):
             if self.dialogue is None:
                 if command.text.strip():
@@ -310,7 +312,13 @@ class SatelliteApp:
         if self.pipeline.hearing or self._held:
             self._held.append(job)
         else:
-            self.voice.say(job.text, job.request_id)
+            self._speak(job)
+
+    def _speak(self, job: SpeakJob) -> None:
+        chime = self.sounds.get("awake") if job.preannounce else None
+        if chime is not None:
+            self.voice.play_sound(chime)
+        self.voice.say(job.text, job.request_id)
 
     def _acknowledge(self, utterance_id: str) -> None:
         """The ``done`` sound, once per utterance, when its answer will take a while."""
@@ -326,7 +334,7 @@ class SatelliteApp:
         if self._held and (at_last or not self.pipeline.hearing):
             held, self._held = self._held, []
             for job in held:
-                self.voice.say(job.text, job.request_id)
+                self._speak(job)
 
     def _stop_speaking(self) -> None:
         """Stop: what is playing, what is queued and what waited (requests among them

@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 
 VENV="${POCKET_HA_VENV:-$HOME/.cache/pocket-satellite/venv-ha}"
 REQUIREMENTS=tests/ha/requirements.txt
-# Coverage data stays out of the work tree.
-export COVERAGE_FILE="${TMPDIR:-/tmp}/pocket-satellite-ha.coverage"
+# Coverage data stays out of the work tree, one file per work tree (two checkouts tested at
+# once would otherwise mix their data).
+export COVERAGE_FILE="${TMPDIR:-/tmp}/pocket-satellite-ha.$(pwd | sha1sum | cut -c1-8).coverage"
 
 find_python() {
     local candidate

@@ -18,6 +18,7 @@ from homeassistant.components.assist_satellite import (
     AssistSatelliteEntityFeature,
     AssistSatelliteWakeWord,
 )
+from homeassistant.components.assist_satellite.const import PREANNOUNCE_URL
 from homeassistant.components.intent import (
     TimerEventType,
     TimerInfo,
@@ -37,6 +38,9 @@ _LOGGER = logging.getLogger(__name__)
 PARALLEL_UPDATES = 0
 
 SATELLITE = AssistSatelliteEntityDescription(key="assist_satellite", name=None)
+#: The media of an announcement the satellite speaks in its own voice: handed to core in
+#: place of none, so that core does not first run the pipeline's TTS engine on the text.
+SPOKEN_ON_DEVICE = "pocket-satellite:spoken-on-device"
 
 
 async def async_setup_entry(
@@ -105,13 +109,36 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
     def on_pipeline_event(self, event: PipelineEvent) -> None:
         """Not used: the satellite runs its own pipeline on the device."""
 
+    async def async_internal_announce(
+        self,
+        message: str | None = None,
+        media_id: str | None = None,
+        preannounce: bool = True,
+        preannounce_media_id: str = PREANNOUNCE_URL,
+    ) -> None:
+        """Announce; a message without media is spoken by the satellite itself.
+
+        Core would synthesise such a message with the pipeline's TTS engine before
+        calling async_announce (the Pi would synthesise it twice with our own TTS entity,
+        and with no engine the announce would fail); given a placeholder media id it
+        does not, and still shows the entity responding while the satellite speaks.
+        """
+        if message and not media_id:
+            media_id = SPOKEN_ON_DEVICE
+        await super().async_internal_announce(message, media_id, preannounce, preannounce_media_id)
+
     async def async_announce(self, announcement: AssistSatelliteAnnouncement) -> None:
-        """Speak the message on the satellite; return when it is done or timed out."""
+        """Speak the message on the satellite (after its chime when preannounced);
+        return when it is done or timed out. Media alone cannot be played yet."""
         if not announcement.message:
             raise HomeAssistantError(
                 translation_domain=DOMAIN, translation_key="announce_text_only"
             )
-        done = await self.satellite.async_say(announcement.message, SAY_TIMEOUT_SECONDS)
+        done = await self.satellite.async_say(
+            announcement.message,
+            SAY_TIMEOUT_SECONDS,
+            preannounce=announcement.preannounce_media_id is not None,
+        )
         if done is None:
             _LOGGER.warning(
                 "%s did not confirm the announcement within %s s",

@@ -137,13 +137,19 @@ class PocketSatellite:
 
     # --- requests -----------------------------------------------------------------------
 
-    async def async_say(self, text: str, timeout: float) -> SayDoneMessage | None:
-        """Publish ``say``; the ``say/done`` answer, or None when it did not come in time."""
+    async def async_say(
+        self, text: str, timeout: float, preannounce: bool = False
+    ) -> SayDoneMessage | None:
+        """Publish ``say`` (with the satellite's chime first when ``preannounce``); the
+        ``say/done`` answer, or None when it did not come in time."""
         request_id = f"ha_{secrets.token_hex(6)}"
         future: asyncio.Future[SayDoneMessage] = self.hass.loop.create_future()
         self._say[request_id] = future
+        request: dict[str, Any] = {"text": text, "id": request_id}
+        if preannounce:
+            request["preannounce"] = True
         try:
-            await self._publish("say", {"text": text, "id": request_id})
+            await self._publish("say", request)
             async with asyncio.timeout(timeout):
                 return await future
         except TimeoutError:

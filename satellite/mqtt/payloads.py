@@ -76,12 +76,14 @@ def _request_id(where: str, value: str) -> None:
 
 @dataclass(frozen=True)
 class SayRequest(Payload):
-    """``say``: speak ``text``; when ``id`` is given, ``say/done`` reports that id."""
+    """``say``: speak ``text``; when ``id`` is given, ``say/done`` reports that id. With
+    ``preannounce`` a chime (the ``awake`` feedback sound) plays first."""
 
     topic: ClassVar[str] = "say"
 
     text: str
     id: str | None = None
+    preannounce: bool = False
 
     def __post_init__(self) -> None:
         _text("say.text", self.text)

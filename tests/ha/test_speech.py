@@ -36,16 +36,11 @@ def _shape(value: object) -> object:
     return type(value).__name__
 
 
-async def _announce(hass: HomeAssistant, message: str) -> None:
+async def _announce(hass: HomeAssistant, message: str, **options: object) -> None:
     await hass.services.async_call(
         "assist_satellite",
         "announce",
-        {
-            "entity_id": SATELLITE,
-            "message": message,
-            "media_id": "https://example.com/chime.mp3",
-            "preannounce": False,
-        },
+        {"entity_id": SATELLITE, "message": message, "preannounce": False, **options},
         blocking=True,
     )
 
@@ -77,11 +72,41 @@ async def test_announce_error_and_timeout(
         await task
     with patch("custom_components.pocket_satellite.assist_satellite.SAY_TIMEOUT_SECONDS", 0.01):
         await _announce(hass, "Nobody answers")  # returns after the timeout
-    entity = hass.data["assist_satellite"].get_entity(SATELLITE)
     with pytest.raises(HomeAssistantError, match="only announce text"):
-        await entity.async_announce(
-            await entity._resolve_announcement_media_id("", "https://example.com/a.mp3")
+        await hass.services.async_call(
+            "assist_satellite",
+            "announce",
+            {"entity_id": SATELLITE, "media_id": "https://example.com/a.wav"},
+            blocking=True,
         )
+
+
+async def test_announcing_text_runs_no_tts_engine_in_home_assistant(
+    hass: HomeAssistant, setup_entry: MockConfigEntry, mqtt_mock: MagicMock
+) -> None:
+    """No TTS engine is set up here: core resolving the text to media would fail."""
+    with patch(
+        "homeassistant.components.tts.async_create_stream", wraps=tts.async_create_stream
+    ) as create_stream:
+        task = hass.async_create_task(_announce(hass, "Lunch", preannounce=True))
+        request = await _wait_for_publish(mqtt_mock, "say")
+        fire(hass, "say/done", {"id": request["id"], "status": "done"})
+        await task
+    create_stream.assert_not_called()
+    assert published(mqtt_mock, "tts/request") == []  # nor our own voice entity
+    assert request == {**golden("say")["examples"][2], "text": "Lunch", "id": request["id"]}
+
+
+async def test_a_message_with_media_is_spoken_and_without_preannounce_no_chime(
+    hass: HomeAssistant, setup_entry: MockConfigEntry, mqtt_mock: MagicMock
+) -> None:
+    task = hass.async_create_task(
+        _announce(hass, "Dinner", media_id="https://example.com/chime.mp3")
+    )
+    request = await _wait_for_publish(mqtt_mock, "say")
+    fire(hass, "say/done", {"id": request["id"], "status": "done"})
+    await task
+    assert request == {"text": "Dinner", "id": request["id"]}
 
 
 async def test_tts_returns_the_satellites_wav(
