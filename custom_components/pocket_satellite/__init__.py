@@ -9,6 +9,7 @@ from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 
 from .const import CONF_BASE_TOPIC, CONF_INFO, CONF_SATELLITE_ID, DEFAULT_BASE_TOPIC, DOMAIN
 from .device import PocketSatellite
+from .info_keeper import InfoKeeper
 from .intents import IntentBridge, SlotsPublisher
 from .messages import MessageError, SatelliteInfo
 from .models import PocketConfigEntry, RuntimeData
@@ -49,6 +50,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: PocketConfigEntry) -> bo
     await satellite.async_start()
     entry.async_on_unload(satellite.async_stop)
     entry.runtime_data = RuntimeData(satellite)
+    entry.async_on_unload(InfoKeeper(hass, entry, satellite).async_start())
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     entry.async_on_unload(SlotsPublisher(hass, satellite).async_start())
     return True

@@ -61,6 +61,7 @@ async def test_discovery_then_confirm(hass: HomeAssistant, mqtt_mock: MagicMock)
         ("not json", "pocket_satellite/kitchen/info"),
         (json.dumps({**INFO, "voices": "en"}), "pocket_satellite/kitchen/info"),
         (json.dumps(INFO), "pocket_satellite/other/info"),
+        (json.dumps(INFO), "bad topic!/kitchen/info"),
     ],
 )
 async def test_discovery_rejects_bad_info(
