@@ -26,6 +26,7 @@ from satellite.events import (
 )
 from satellite.mqtt import payloads
 from satellite.mqtt.client import backoff_delay
+from satellite.mqtt.discovery import component_configured
 from satellite.mqtt.outbox import Outbox
 from satellite.mqtt.payloads import (
     INBOUND,
@@ -71,7 +72,9 @@ def test_every_route_and_inbound_topic_has_a_golden_file() -> None:
     assert {"status", "info", "say/done", "tts/response/{id}"} <= topics
 
 
-@pytest.mark.parametrize("name", sorted(n for n, g in GOLDEN.items() if g["direction"] == "in"))
+@pytest.mark.parametrize(
+    "name", sorted(n for n, g in GOLDEN.items() if g["direction"] == "in" and g["topic"] in INBOUND)
+)
 def test_inbound_golden_examples_decode_and_round_trip(name: str) -> None:
     spec = GOLDEN[name]
     for example in spec["examples"]:
@@ -102,6 +105,14 @@ def test_event_golden_examples_match_their_route_and_class(name: str) -> None:
             pytest.skip(f"event type {type_name!r} is not defined yet (another issue)")
         envelope, event = decode_event(example)
         assert json.loads(encode_event(event, envelope)) == example
+
+
+def test_the_component_golden_example_turns_discovery_off() -> None:
+    (example,) = GOLDEN["component"]["examples"]
+    assert component_configured(json.dumps(example).encode())
+    assert not component_configured(b"")  # the retained message cleared
+    assert not component_configured(b"{not json")
+    assert not component_configured(b'{"configured": "yes"}')
 
 
 def test_other_outbound_golden_examples() -> None:

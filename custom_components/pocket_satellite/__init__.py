@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 from homeassistant.components import mqtt
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 
-from .const import CONF_BASE_TOPIC, CONF_INFO, CONF_SATELLITE_ID, DEFAULT_BASE_TOPIC, DOMAIN
+from .const import (
+    COMPONENT_TOPIC,
+    CONF_BASE_TOPIC,
+    CONF_INFO,
+    CONF_SATELLITE_ID,
+    DEFAULT_BASE_TOPIC,
+    DOMAIN,
+)
 from .device import PocketSatellite
 from .info_keeper import InfoKeeper
 from .intents import IntentBridge, SlotsPublisher
@@ -53,7 +62,20 @@ async def async_setup_entry(hass: HomeAssistant, entry: PocketConfigEntry) -> bo
     entry.async_on_unload(InfoKeeper(hass, entry, satellite).async_start())
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     entry.async_on_unload(SlotsPublisher(hass, satellite).async_start())
+    # Retained: the satellite stops announcing its own MQTT discovery entities.
+    await mqtt.async_publish(
+        hass, satellite.topic(COMPONENT_TOPIC), json.dumps({"configured": True}), 1, True
+    )
     return True
+
+
+async def async_remove_entry(hass: HomeAssistant, entry: PocketConfigEntry) -> None:
+    """Clear the retained ``component`` message: the satellite's discovery returns."""
+    if not await mqtt.async_wait_for_mqtt_client(hass):
+        return
+    base = entry.data.get(CONF_BASE_TOPIC, DEFAULT_BASE_TOPIC)
+    topic = f"{base}/{entry.data[CONF_SATELLITE_ID]}/{COMPONENT_TOPIC}"
+    await mqtt.async_publish(hass, topic, "", 1, True)
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: PocketConfigEntry) -> bool:

@@ -3,7 +3,8 @@
 A valid command goes to the bounded ``inbox`` the frame loop drains; an invalid one (a
 topic that is not this satellite's, a payload that does not decode, a full inbox) is
 counted per topic in ``LinkStats.rejected`` and logged (rate-limited), never acted on.
-Home Assistant announcing ``online`` queues the discovery configs again.
+Home Assistant announcing ``online`` queues the discovery configs again; the component's
+retained ``component`` topic turns them off (see discovery.py).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ class Inbound:
         if topic == self.topics.ha_status:
             if payload == ONLINE.encode():
                 self._put(Work("ha_online"))
+            return
+        if topic == self.topics.component:  # retained: the component's presence
+            self._put(Work("component", payload=payload))
             return
         path = self.topics.inbound_path(topic)
         if path is None:

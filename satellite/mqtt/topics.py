@@ -12,6 +12,8 @@ from .payloads import INBOUND
 
 STATUS = "status"
 INFO = "info"
+#: Retained by the Home Assistant component while it is configured for this satellite.
+COMPONENT = "component"
 STATE = "state"
 SAY_DONE = "say/done"
 TTS_RESPONSE = "tts/response"
@@ -91,6 +93,11 @@ class Topics:
     def ha_status(self) -> str:
         """Where Home Assistant announces ``online`` (then discovery is sent again)."""
         return f"{self.discovery_prefix}/{HA_STATUS_TOPIC_SUFFIX}"
+
+    @property
+    def component(self) -> str:
+        """Where the Home Assistant component says it is configured for this satellite."""
+        return self.full(COMPONENT)
 
     def tts_response(self, request_id: str) -> str:
         """Where the WAV answering a ``tts/request`` goes."""

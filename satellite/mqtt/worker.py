@@ -26,7 +26,7 @@ import paho.mqtt.client as mqtt
 from ..events import Event
 from ..queues import drain
 from .client import LinkStats
-from .discovery import discovery_messages
+from .discovery import component_configured, discovery_messages
 from .outbox import Outbox, OutboxMessage
 from .payloads import Envelope, Info, encode_event
 from .ratelimit import RateLimitedLog
@@ -39,12 +39,15 @@ _LOGGER = logging.getLogger(__name__)
 MAX_QUEUED_EVENTS = 10000
 #: Largest number of work items the worker handles in one outbox transaction.
 BATCH_ITEMS = 512
+#: Discovery waits this long after a (re)connect for the component's retained
+#: ``component`` message, so that a satellite under the component announces nothing, s.
+DISCOVERY_DELAY_SECONDS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class Work:
     """One item for the worker; ``kind`` is event, raw, ack, connected, disconnected,
-    ha_online or stop, and says which of the other fields are set."""
+    ha_online, component, discover or stop, and says which of the other fields are set."""
 
     kind: str
     event: Event | None = None
@@ -88,6 +91,8 @@ class LinkWorker:
         self._retained: dict[str, Event] = {}
         self._unsent: deque[OutboxMessage] = deque(outbox.messages())
         self._inflight: dict[int, OutboxMessage] = {}
+        #: The HA component is configured for this satellite: no MQTT discovery then.
+        self.component_configured = False
         self._thread = threading.Thread(target=self._run, name="mqtt-worker", daemon=True)
 
     # --- any thread -----------------------------------------------------------------------
@@ -179,6 +184,10 @@ class LinkWorker:
                     self._requeue_inflight()
                 elif work.kind == "ha_online":
                     self._send_discovery()
+                elif work.kind == "component":
+                    self._on_component(work.payload)
+                elif work.kind == "discover":
+                    self._send_discovery()
                 elif work.kind == "stop":
                     keep_running = False
         if self.connected.is_set():
@@ -258,10 +267,26 @@ class LinkWorker:
             envelope = Envelope(id=uuid.uuid4().hex, time=round(self._clock(), 6))
             route = self.routes[event.type_name]
             self._send(self.topics.full(path), encode_event(event, envelope), route.qos, True)
-        self._send_discovery()
+        later = threading.Timer(DISCOVERY_DELAY_SECONDS, self.put, (Work("discover"),))
+        later.daemon = True
+        later.start()
+
+    def _on_component(self, payload: bytes) -> None:
+        """The component appeared (its discovery entities go) or was removed (back)."""
+        configured = component_configured(payload)
+        if configured == self.component_configured:
+            return
+        self.component_configured = configured
+        if configured:
+            _LOGGER.info("The Home Assistant component handles this satellite: no MQTT discovery")
+            if self.settings.discovery:
+                for topic, _ in discovery_messages(self.topics, self.info):
+                    self._send(topic, b"", 1, True)  # an empty retained config removes it
+        else:
+            self._send_discovery()
 
     def _send_discovery(self) -> None:
-        if not self.settings.discovery:
+        if not self.settings.discovery or self.component_configured:
             return
         for topic, payload in discovery_messages(self.topics, self.info):
             self._send(topic, payload, 1, True)

@@ -17,7 +17,9 @@ from pytest_homeassistant_custom_component.common import (
     async_fire_mqtt_message,
 )
 
-from .conftest import DOMAIN, INFO, fire
+from .conftest import BASE, DOMAIN, INFO, fire, golden
+
+COMPONENT = f"{BASE}/component"
 
 
 def _flows(hass: HomeAssistant) -> dict[str, str]:
@@ -128,3 +130,17 @@ def _service_info(topic: str, payload: dict[str, object]) -> MqttServiceInfo:
         timestamp=0.0,
     )
 
+
+async def test_the_component_tells_the_satellite_to_stop_its_own_discovery(
+    hass: HomeAssistant, setup_entry: MockConfigEntry, mqtt_mock: MagicMock
+) -> None:
+    calls = [c for c in mqtt_mock.async_publish.call_args_list if c.args[0] == COMPONENT]
+    assert [(json.loads(c.args[1]), c.args[3]) for c in calls] == [
+        (golden("component")["examples"][0], True)  # retained
+    ]
+    assert golden("component")["retain"] is True
+    # Removing the entry clears it: the satellite announces its own entities again.
+    assert await hass.config_entries.async_remove(setup_entry.entry_id)
+    await hass.async_block_till_done()
+    last = [c for c in mqtt_mock.async_publish.call_args_list if c.args[0] == COMPONENT][-1]
+    assert (last.args[1], last.args[3]) == ("", True)
