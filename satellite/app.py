@@ -124,6 +124,7 @@ def make_info(config: Config, engine: TtsEngine) -> Info:
         wake_words=config.frontend.wake.models,
         voices=tuple(engine.voices()),
         capabilities=CAPABILITIES,
+        area=config.satellite.area,
     )
 
 

@@ -48,6 +48,9 @@ class InfoKeeper:
             model="Pocket Satellite",
             name=info.name,
             sw_version=info.version,
+            # Where it stands (satellite.area): the area "turn on the lights" points at,
+            # until the user sets another on the device page.
+            suggested_area=info.area,
         )
         if (device.name, device.sw_version) != (info.name, info.version):
             dr.async_get(self.hass).async_update_device(

@@ -218,6 +218,8 @@ class Info(Payload):
     voices: tuple[str, ...]
     capabilities: tuple[str, ...]
     protocol: int = 1
+    #: The room it stands in (``satellite.area``): Home Assistant's suggested area.
+    area: str | None = None
 
 
 @dataclass(frozen=True)

@@ -39,23 +39,38 @@ def _on(hass: HomeAssistant) -> list[str]:
     return [e for e in LIGHTS if (s := hass.states.get(e)) is not None and s.state == "on"]
 
 
-def _place_satellite(hass: HomeAssistant, area: ar.AreaEntry) -> None:
-    device = dr.async_get(hass).async_get_device(identifiers={(DOMAIN, "kitchen")})
-    assert device is not None
-    dr.async_get(hass).async_update_device(device.id, area_id=area.id)
+async def _setup(hass: HomeAssistant, **info: object) -> MockConfigEntry:
+    """The kitchen satellite, its info changed by ``info``, online."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        unique_id="kitchen",
+        data={
+            "satellite_id": "kitchen",
+            "base_topic": "pocket_satellite",
+            "info": {**INFO, **info},
+        },
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    fire(hass, "status", "online")
+    await hass.async_block_till_done()
+    return entry
 
 
 async def test_the_lights_means_the_satellites_area(
     hass: HomeAssistant,
     lights: None,
-    setup_entry: MockConfigEntry,
     mqtt_mock: MagicMock,
     area_registry: ar.AreaRegistry,
     entity_registry: er.EntityRegistry,
+    device_registry: dr.DeviceRegistry,
 ) -> None:
-    kitchen = area_registry.async_create("Kitchen")
+    kitchen = area_registry.async_get_or_create("Kitchen")
     entity_registry.async_update_entity("light.kitchen_lights", area_id=kitchen.id)
-    _place_satellite(hass, kitchen)
+    await _setup(hass)  # info.area: Kitchen (satellite.area in its satellite.yaml)
+    device = device_registry.async_get_device(identifiers={(DOMAIN, "kitchen")})
+    assert device is not None and device.area_id == kitchen.id
     lights_here = {**example("intent", 0), "id": "l1", "slots": {"domain": "light"}}
     fire(hass, "intent", lights_here)
     await hass.async_block_till_done()
@@ -64,8 +79,15 @@ async def test_the_lights_means_the_satellites_area(
 
 
 async def test_the_lights_from_a_satellite_without_an_area_does_nothing(
-    hass: HomeAssistant, lights: None, setup_entry: MockConfigEntry, mqtt_mock: MagicMock
+    hass: HomeAssistant,
+    lights: None,
+    mqtt_mock: MagicMock,
+    area_registry: ar.AreaRegistry,
+    entity_registry: er.EntityRegistry,
 ) -> None:
+    kitchen = area_registry.async_get_or_create("Kitchen")
+    entity_registry.async_update_entity("light.kitchen_lights", area_id=kitchen.id)
+    await _setup(hass, area=None)
     fire(hass, "intent", {**example("intent", 0), "id": "l2", "slots": {"domain": "light"}})
     await hass.async_block_till_done()
     assert _on(hass) == []  # not every light in the house
@@ -106,18 +128,7 @@ async def test_replies_are_in_the_satellites_language(
     language: str,
     sorry: str,
 ) -> None:
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        unique_id="kitchen",
-        data={
-            "satellite_id": "kitchen",
-            "base_topic": "pocket_satellite",
-            "info": {**INFO, "language": language},
-        },
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
+    await _setup(hass, language=language)
     fire(hass, "intent", {**example("intent", 0), "slots": {"name": "No Such Thing"}})
     await hass.async_block_till_done()
     assert published(mqtt_mock, "response")[-1]["text"] == sorry
