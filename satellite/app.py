@@ -44,6 +44,7 @@ from .mqtt.payloads import (
     Command,
     Control,
     Info,
+    PlayRequest,
     SayDone,
     SayRequest,
     Slots,
@@ -112,6 +113,8 @@ class SpeakJob:
     request_id: str | None = None
     #: Play the chime (the ``awake`` sound) first: an announcement from Home Assistant.
     preannounce: bool = False
+    #: Audio to play instead of speaking ``text`` (``play/<id>``).
+    audio: AudioChunk | None = None
 
 
 def make_info(config: Config, engine: TtsEngine) -> Info:
@@ -238,6 +241,8 @@ class SatelliteApp:
                     command.utterance_id, command.text, self._now
                 ):
                     self._perform(item)
+        elif isinstance(command, PlayRequest):
+            self._say(SpeakJob("", command.id, audio=command.audio))
         elif isinstance(command, TtsRequest):
             self.tts.request(command)
         elif isinstance(command, Slots):
@@ -319,7 +324,10 @@ class SatelliteApp:
         chime = self.sounds.get("awake") if job.preannounce else None
         if chime is not None:
             self.voice.play_sound(chime)
-        self.voice.say(job.text, job.request_id)
+        if job.audio is not None and job.request_id is not None:
+            self.voice.play_audio(job.audio, job.request_id)
+        else:
+            self.voice.say(job.text, job.request_id)
 
     def _acknowledge(self, utterance_id: str) -> None:
         """The ``done`` sound, once per utterance, when its answer will take a while."""

@@ -24,6 +24,7 @@ from satellite.events import Event, StateChanged, WakeDetected
 from satellite.mqtt.payloads import (
     Command,
     Control,
+    PlayRequest,
     SayRequest,
     Slots,
     SpokenResponse,
@@ -202,6 +203,22 @@ def test_an_announcement_with_preannounce_plays_the_chime_first(pipeline: Pipeli
         assert float(np.mean(sounding[onset : onset + int(0.4 * rate)] > 6000)) > 0.8
     finally:
         application.close()
+
+
+def test_played_media_is_heard_and_answered_on_say_done(
+    app: tuple[SatelliteApp, Recorder, WritingSink],
+) -> None:
+    application, recorder, sink = app
+    tone = (np.sin(np.arange(16000) * 2 * np.pi * 440 / 16000) * 12000).astype(np.int16)
+    application.handle(PlayRequest("ann_1", AudioChunk.from_int16(tone)))  # 1 s
+    ((path, payload, _),) = published(application, recorder, 1)
+    assert (path, json.loads(payload)) == (
+        "say/done",
+        {"id": "ann_1", "status": "done", "error": None},
+    )
+    assert sink.seconds_written >= 1.0
+    application.poll()
+    assert recorder.states() == ["responding", "idle"]  # it counts as the satellite speaking
 
 
 def test_synthesis_errors_are_answered(app: tuple[SatelliteApp, Recorder, WritingSink]) -> None:

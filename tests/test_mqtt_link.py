@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import queue
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +24,7 @@ from satellite.events import (
     WakeDetected,
 )
 from satellite.mqtt.link import MqttLink
-from satellite.mqtt.payloads import Command, Info, decode_event, decode_inbound
+from satellite.mqtt.payloads import Command, Info, PlayRequest, decode_event, decode_inbound
 from satellite.mqtt.topics import ROUTES, Route
 from tests.mqtt_support import (
     INFO,
@@ -203,14 +205,29 @@ def test_every_topic_round_trips(broker: Mosquitto, probe: Probe, tmp_path: Path
 
         expected: list[Command] = []
         for spec in golden_files().values():
-            if spec["direction"] != "in" or spec["topic"] == "component":
-                continue  # (component is no command: the discovery tests cover it)
+            if (
+                spec["direction"] != "in"
+                or spec["topic"] == "component"
+                or spec["format"] != "json"
+            ):
+                continue  # (component is no command, play is binary: tested on their own)
             for example in spec["examples"]:
                 raw = json.dumps(example).encode()
                 probe.publish(f"{BASE}/{spec['topic']}", raw, retain=spec["retain"])
                 expected.append(decode_inbound(spec["topic"], raw))
         received = [inbox.get(timeout=10) for _ in expected]
         assert received == expected
+        # A WAV to play (binary): a PlayRequest; a file that is no WAV is rejected.
+        wav = base64.b64decode(golden("play")["examples"][0])
+        probe.publish(f"{BASE}/play/ann_1", wav)
+        play = inbox.get(timeout=10)
+        assert isinstance(play, PlayRequest) and play.id == "ann_1"
+        assert play.audio.samples == wav[44:]
+        probe.publish(f"{BASE}/play/ann_2", b"ID3 not a wav")
+        deadline = time.monotonic() + 10
+        while "play" not in link.stats.rejected and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert link.stats.rejected["play"] == 1
         # Another satellite's topics are not ours.
         probe.publish("pocket_satellite/other/say", b'{"text": "not for us"}')
         probe.publish(f"{BASE}/say", b'{"text": "for us"}')

@@ -6,10 +6,12 @@ import base64
 import contextlib
 import dataclasses
 import importlib
+import io
 import json
 import logging
 import pkgutil
 import typing
+import wave
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from satellite.events import (
 from satellite.mqtt import payloads
 from satellite.mqtt.client import backoff_delay
 from satellite.mqtt.discovery import component_configured
+from satellite.mqtt.media import decode_play
 from satellite.mqtt.outbox import Outbox
 from satellite.mqtt.payloads import (
     INBOUND,
@@ -164,6 +167,43 @@ def test_other_outbound_golden_examples() -> None:
 def test_bad_inbound_payloads_are_rejected(topic: str, raw: bytes, why: str) -> None:
     with pytest.raises(PayloadError, match=why):
         decode_inbound(topic, raw)
+
+
+def _wav(width: int = 2, channels: int = 1, rate: int = 16000, frames: int = 160) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as writer:
+        writer.setsampwidth(width)
+        writer.setnchannels(channels)
+        writer.setframerate(rate)
+        writer.writeframes(b"\x01\x00" * (frames * channels * width // 2))
+    return buffer.getvalue()
+
+
+def test_the_play_golden_example_decodes() -> None:
+    spec = GOLDEN["play"]
+    (wav,) = (base64.b64decode(e) for e in spec["examples"])
+    (request_id,) = spec["example_ids"]
+    play = decode_play(request_id, wav)
+    assert play.id == request_id
+    assert (play.audio.rate_hz, play.audio.channels, play.audio.seconds) == (16000, 1, 0.05)
+
+
+@pytest.mark.parametrize(
+    ("request_id", "payload", "why"),
+    [
+        ("a/b", _wav(), "1-64"),
+        ("p1", b"ID3\x04 an mp3", "not a WAV file"),
+        ("p1", _wav(channels=2), "2 channel"),
+        ("p1", _wav(width=1), "8-bit"),
+        ("p1", _wav(rate=96000), "8-48 kHz"),
+        ("p1", _wav(frames=0), "no audio"),
+        ("p1", _wav()[:30], "unreadable"),
+        ("p1", _wav(frames=3_000_000), "over"),
+    ],
+)
+def test_bad_play_payloads_are_rejected(request_id: str, payload: bytes, why: str) -> None:
+    with pytest.raises(PayloadError, match=why):
+        decode_play(request_id, payload)
 
 
 def test_good_inbound_payloads() -> None:

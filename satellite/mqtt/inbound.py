@@ -17,6 +17,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from .client import LinkStats
+from .media import decode_play
 from .payloads import Command, PayloadError, decode_inbound
 from .ratelimit import RateLimitedLog
 from .topics import ONLINE, Topics
@@ -61,6 +62,10 @@ class Inbound:
         if topic == self.topics.component:  # retained: the component's presence
             self._put(Work("component", payload=payload))
             return
+        play_id = self.topics.play_id(topic)
+        if play_id is not None:  # binary WAV, not JSON
+            self._accept("play", lambda: decode_play(play_id, payload))
+            return
         path = self.topics.inbound_path(topic)
         if path is None:
             self._reject(topic, "not a topic of this satellite")
@@ -74,6 +79,19 @@ class Inbound:
             self.inbox.put_nowait(command)
         except queue.Full:
             self._reject(path, "the command inbox is full")
+            return
+        self.stats.accepted += 1
+
+    def _accept(self, key: str, decode: Callable[[], Command]) -> None:
+        try:
+            command = decode()
+        except PayloadError as err:
+            self._reject(key, str(err))
+            return
+        try:
+            self.inbox.put_nowait(command)
+        except queue.Full:
+            self._reject(key, "the command inbox is full")
             return
         self.stats.accepted += 1
 

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self, cast
 
+from ..audio.chunk import AudioChunk
 from ..events import Event, EventDecodeError, event_from_dict, fields_from_dict, fields_to_dict
 
 #: Largest incoming payload accepted, bytes (the contract's 64 KiB).
@@ -66,9 +67,13 @@ def _text(where: str, value: str, allow_empty: bool = False) -> None:
         raise PayloadError(f"{where}: longer than {MAX_TEXT_CHARS} characters")
 
 
-def _request_id(where: str, value: str) -> None:
+def check_request_id(where: str, value: str) -> None:
+    """A request id ends up in a topic name: 1-64 of A-Z a-z 0-9 _ - (else PayloadError)."""
     if not _ID.fullmatch(value):
         raise PayloadError(f"{where}: must be 1-64 of A-Z a-z 0-9 _ -")
+
+
+_request_id = check_request_id
 
 
 # --- inbound ----------------------------------------------------------------------------
@@ -166,14 +171,25 @@ class Control(Payload):
             raise PayloadError("control.wake_words: only allowed with the 'wake_words' command")
 
 
-Command = SayRequest | TtsRequest | SpokenResponse | Slots | Control
+@dataclass(frozen=True)
+class PlayRequest:
+    """``play/<id>`` (binary, see media.py): a WAV to play, e.g. a media announcement;
+    ``say/done`` reports the id when it has played."""
+
+    id: str
+    audio: AudioChunk
+
+
+#: The JSON commands (decode_inbound); with ``play/<id>`` (media.py) every command.
+JsonCommand = SayRequest | TtsRequest | SpokenResponse | Slots | Control
+Command = JsonCommand | PlayRequest
 
 INBOUND: dict[str, type[Payload]] = {
     cls.topic: cls for cls in (SayRequest, TtsRequest, SpokenResponse, Slots, Control)
 }
 
 
-def decode_inbound(topic: str, raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> Command:
+def decode_inbound(topic: str, raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> JsonCommand:
     """Parse a payload received on inbound ``topic`` (the path under the base topic).
 
     Raises PayloadError for an unknown topic, an oversized or non-UTF-8 payload, bad
@@ -194,7 +210,7 @@ def decode_inbound(topic: str, raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -
         raise PayloadError(f"{topic}: JSON nested too deeply") from None
     except ValueError as err:  # JSONDecodeError, NaN/Infinity, over-long integers
         raise PayloadError(f"{topic}: invalid JSON ({err})") from None
-    return cast(Command, cls.from_dict(data))
+    return cast(JsonCommand, cls.from_dict(data))
 
 
 def _reject_constant(name: str) -> Any:

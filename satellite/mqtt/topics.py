@@ -99,6 +99,11 @@ class Topics:
         """Where the Home Assistant component says it is configured for this satellite."""
         return self.full(COMPONENT)
 
+    def play_id(self, topic: str) -> str | None:
+        """The request id of a ``play/<id>`` topic of this satellite, else None."""
+        prefix = self.full("play/")
+        return topic[len(prefix) :] if topic.startswith(prefix) else None
+
     def tts_response(self, request_id: str) -> str:
         """Where the WAV answering a ``tts/request`` goes."""
         return self.full(f"{TTS_RESPONSE}/{request_id}")
