@@ -31,6 +31,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from .const import DOMAIN, SAY_TIMEOUT_SECONDS
 from .device import PocketSatellite
 from .entity import PocketSatelliteEntity
+from .media import async_fetch_wav
 from .models import PocketConfigEntry
 from .replies import phrase
 
@@ -128,17 +129,22 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
         await super().async_internal_announce(message, media_id, preannounce, preannounce_media_id)
 
     async def async_announce(self, announcement: AssistSatelliteAnnouncement) -> None:
-        """Speak the message on the satellite (after its chime when preannounced);
-        return when it is done or timed out. Media alone cannot be played yet."""
-        if not announcement.message:
+        """Speak the message on the satellite (after its chime when preannounced), or
+        play media alone (a WAV HA fetches and sends); return when it is done or timed
+        out."""
+        if announcement.message:
+            done = await self.satellite.async_say(
+                announcement.message,
+                SAY_TIMEOUT_SECONDS,
+                preannounce=announcement.preannounce_media_id is not None,
+            )
+        elif announcement.media_id and announcement.media_id != SPOKEN_ON_DEVICE:
+            wav = await async_fetch_wav(self.hass, announcement.media_id)
+            done = await self.satellite.async_play(wav, SAY_TIMEOUT_SECONDS)
+        else:
             raise HomeAssistantError(
                 translation_domain=DOMAIN, translation_key="announce_text_only"
             )
-        done = await self.satellite.async_say(
-            announcement.message,
-            SAY_TIMEOUT_SECONDS,
-            preannounce=announcement.preannounce_media_id is not None,
-        )
         if done is None:
             _LOGGER.warning(
                 "%s did not confirm the announcement within %s s",

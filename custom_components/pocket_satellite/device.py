@@ -157,6 +157,21 @@ class PocketSatellite:
         finally:
             self._say.pop(request_id, None)
 
+    async def async_play(self, wav: bytes, timeout: float) -> SayDoneMessage | None:
+        """Publish a WAV on ``play/<id>``; the ``say/done`` answer, or None when it did
+        not come in time."""
+        request_id = f"ha_{secrets.token_hex(6)}"
+        future: asyncio.Future[SayDoneMessage] = self.hass.loop.create_future()
+        self._say[request_id] = future
+        try:
+            await mqtt.async_publish(self.hass, self.topic(f"play/{request_id}"), wav, qos=1)
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            return None
+        finally:
+            self._say.pop(request_id, None)
+
     async def async_tts(self, text: str, voice: str | None, timeout: float) -> bytes:
         """Ask the satellite for a WAV of ``text``; HomeAssistantError when it fails."""
         request_id = f"ha_{secrets.token_hex(6)}"
