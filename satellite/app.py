@@ -44,6 +44,7 @@ from .mqtt.payloads import (
     Command,
     Control,
     Info,
+    PlayRequest,
     SayDone,
     SayRequest,
     Slots,
@@ -94,6 +95,9 @@ class FrameProcessor(Protocol):
     def take_actions(self) -> list[Action]:
         """What to do since the last call: barge-in, answers owed (see AnswerDue)."""
 
+    def set_wake_words(self, models: tuple[str, ...]) -> None:
+        """Listen only for these wake word models (ValueError when not loaded)."""
+
 
 class EventSink(Protocol):
     """Where events go (the MQTT link, or a test double)."""
@@ -108,6 +112,10 @@ class SpeakJob:
 
     text: str
     request_id: str | None = None
+    #: Play the chime (the ``awake`` sound) first: an announcement from Home Assistant.
+    preannounce: bool = False
+    #: Audio to play instead of speaking ``text`` (``play/<id>``).
+    audio: AudioChunk | None = None
 
 
 def make_info(config: Config, engine: TtsEngine) -> Info:
@@ -120,6 +128,7 @@ def make_info(config: Config, engine: TtsEngine) -> Info:
         wake_words=config.frontend.wake.models,
         voices=tuple(engine.voices()),
         capabilities=CAPABILITIES,
+        area=config.satellite.area,
     )
 
 
@@ -226,9 +235,11 @@ class SatelliteApp:
         """Act on one validated command."""
         self.handled.append(command)
         if isinstance(command, SayRequest):
-            self._say(SpeakJob(command.text, command.id))
+            self._say(SpeakJob(command.text, command.id, command.preannounce))
         elif isinstance(command, SpokenResponse):
             self._respond(command)
+        elif isinstance(command, PlayRequest):
+            self._say(SpeakJob("", command.id, audio=command.audio))
         elif isinstance(command, TtsRequest):
             self.tts.request(command)
         elif isinstance(command, Slots):
@@ -268,6 +279,13 @@ class SatelliteApp:
             self._stop_speaking()
         elif command.command == "volume" and command.volume is not None:
             self.voice.volume = command.volume
+        elif command.command == "wake_words" and command.wake_words is not None:
+            try:
+                self.pipeline.set_wake_words(command.wake_words)
+            except ValueError as err:
+                _LOGGER.warning("Ignoring Home Assistant's wake word choice: %s", err)
+            else:
+                _LOGGER.info("Listening for %s", ", ".join(command.wake_words))
 
     def _take(self, events: list[Event]) -> None:
         """The pipeline's events, then the actions they brought."""
@@ -314,6 +332,15 @@ class SatelliteApp:
         if self.pipeline.hearing or self._held:
             self._held.append(job)
         else:
+            self._speak(job)
+
+    def _speak(self, job: SpeakJob) -> None:
+        chime = self.sounds.get("awake") if job.preannounce else None
+        if chime is not None:
+            self.voice.play_sound(chime)
+        if job.audio is not None and job.request_id is not None:
+            self.voice.play_audio(job.audio, job.request_id)
+        else:
             self.voice.say(job.text, job.request_id)
 
     def _acknowledge(self, utterance_id: str) -> None:
@@ -330,7 +357,7 @@ class SatelliteApp:
         if self._held and (at_last or not self.pipeline.hearing):
             held, self._held = self._held, []
             for job in held:
-                self.voice.say(job.text, job.request_id)
+                self._speak(job)
 
     def _stop_speaking(self) -> None:
         """Stop: what is playing, what is queued and what waited (requests among them

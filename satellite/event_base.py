@@ -136,6 +136,8 @@ def _check(type_name: str, name: str, value: Any, hint: Any) -> Any:
             raise EventDecodeError(f"{type_name}.{name}: expected a JSON object")
         return dict(value)
     elif text.startswith("tuple[str"):
+        if value is None and text.endswith("| None"):
+            return None
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
             raise EventDecodeError(f"{type_name}.{name}: expected a list of strings")
         return tuple(value)

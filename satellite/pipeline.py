@@ -145,6 +145,13 @@ class Pipeline:
         self._supervisor = Supervisor()
         self._actions: list[Action] = []
 
+    def set_wake_words(self, models: tuple[str, ...]) -> None:
+        """Listen only for these wake word models; ValueError when they are not loaded or
+        the pipeline runs without a wake word."""
+        if self.stages.wake is None:
+            raise ValueError("this satellite listens without a wake word (continuous)")
+        self.stages.wake.set_active(models)
+
     @property
     def errors_by_stage(self) -> dict[str, int]:
         """How often each stage has failed."""

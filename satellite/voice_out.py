@@ -106,6 +106,13 @@ class VoiceOut:
             self._requests[reply.reply_id] = _Request(request_id, reply)
         return reply
 
+    def play_audio(self, audio: AudioChunk, request_id: str) -> Reply:
+        """Play ``audio`` as the satellite's speech (an announcement of media): it counts
+        as speaking, and ``request_id`` is reported when it ends."""
+        reply = self.speaker.play_sound(audio)
+        self._requests[reply.reply_id] = _Request(request_id, reply)
+        return reply
+
     def play_sound(self, sound: AudioChunk) -> Reply:
         """Play a feedback sound after what is queued; the microphone stays open."""
         reply = self.speaker.play_sound(sound)

@@ -130,6 +130,29 @@ def test_several_wake_words_at_once() -> None:
     assert _utterance(events).reason == "silence"
 
 
+def test_home_assistant_chooses_the_wake_word_among_the_loaded_ones() -> None:
+    """Both models loaded; the one set active is the only one heard (``control``
+    ``wake_words``), and a choice of a model not loaded changes nothing."""
+    audio = np.concatenate(
+        [synth.silence(1.0), synth.espeak("alexa", "en-us", 150), synth.silence(1.0)]
+    )
+    both = validate({"frontend": {"wake": {"models": ["okay_nabu", "alexa"]}}})
+    pipeline = build_pipeline(both)
+    pipeline.set_wake_words(("okay_nabu",))
+    assert not _of(pipeline.process(synth.to_chunk(audio)), WakeDetected)
+    with pytest.raises(
+        ValueError,
+        match="hey_jarvis are not loaded; choose among okay_nabu, alexa",
+    ):
+        pipeline.set_wake_words(("hey_jarvis",))
+    pipeline.reset()
+    pipeline.set_wake_words(("alexa",))
+    wakes = _of(pipeline.process(synth.to_chunk(audio)), WakeDetected)
+    assert [w.model for w in wakes if isinstance(w, WakeDetected)] == ["alexa"]
+    with pytest.raises(ValueError, match="continuous"):
+        build_pipeline(both, continuous=True).set_wake_words(("alexa",))
+
+
 def test_wake_without_command_times_out() -> None:
     audio = np.concatenate(
         [synth.silence(1.0), synth.espeak("okay nabu", "en-us", 150), synth.silence(3.0)]

@@ -11,6 +11,7 @@ import wave
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from satellite.app import SatelliteApp, make_info
@@ -23,6 +24,7 @@ from satellite.events import Event, StateChanged, WakeDetected
 from satellite.mqtt.payloads import (
     Command,
     Control,
+    PlayRequest,
     SayRequest,
     Slots,
     SpokenResponse,
@@ -154,6 +156,69 @@ def test_mute_volume_and_stop(app: tuple[SatelliteApp, Recorder, WritingSink]) -
         statuses[json.loads(payload)["id"]] = json.loads(payload)["status"]
     assert statuses["next"] == "stopped"
     assert statuses["long"] in ("stopped", "done")
+
+
+def test_a_wake_word_choice_of_a_model_not_loaded_is_ignored(
+    app: tuple[SatelliteApp, Recorder, WritingSink], caplog: pytest.LogCaptureFixture
+) -> None:
+    application, recorder, _ = app
+    application.handle(Control("wake_words", wake_words=("hey_jarvis",)))
+    assert "hey_jarvis are not loaded" in caplog.text
+    application.handle(Control("wake_words", wake_words=("okay_nabu",)))
+    source = WavFileSource(str(SAMPLE))
+    application.run(source)  # still listening for okay_nabu
+    source.close()
+    assert any(isinstance(e, WakeDetected) for e in recorder.events)
+
+
+def test_an_announcement_with_preannounce_plays_the_chime_first(pipeline: Pipeline) -> None:
+    pipeline.reset()
+    recorder, sink = Recorder(), WritingSink()
+    tone = (np.sign(np.sin(np.arange(8000) * 2 * np.pi * 880 / 16000)) * 9000).astype(np.int16)
+    chime = AudioChunk.from_int16(tone)  # 0.5 s
+    application = SatelliteApp(
+        pipeline,
+        recorder,
+        queue.Queue(),
+        EspeakEngine(),
+        sink,
+        recorder.publish,
+        sounds={"awake": chime},
+    )
+    try:
+        application.handle(SayRequest("Hello there", "plain"))
+        published(application, recorder, 1)
+        plain_seconds, plain_chunks = sink.seconds_written, len(sink.chunks)
+        application.handle(SayRequest("Hello there", "chimed", preannounce=True))
+        ((path, payload, _),) = published(application, recorder, 1)
+        assert path == "say/done" and json.loads(payload)["status"] == "done"
+        chimed_seconds = sink.seconds_written - plain_seconds
+        # the 0.5 s chime, and the player's gap between two items
+        assert 0.45 <= chimed_seconds - plain_seconds <= 0.75
+        after = np.concatenate([c.to_int16() for c in sink.chunks[plain_chunks:]])
+        sounding = np.abs(after.astype(np.int32))
+        onset = int(np.argmax(sounding > 0))
+        rate = sink.chunks[plain_chunks].rate_hz
+        # What sounds first is the square-wave chime (loud throughout), not speech.
+        assert float(np.mean(sounding[onset : onset + int(0.4 * rate)] > 6000)) > 0.8
+    finally:
+        application.close()
+
+
+def test_played_media_is_heard_and_answered_on_say_done(
+    app: tuple[SatelliteApp, Recorder, WritingSink],
+) -> None:
+    application, recorder, sink = app
+    tone = (np.sin(np.arange(16000) * 2 * np.pi * 440 / 16000) * 12000).astype(np.int16)
+    application.handle(PlayRequest("ann_1", AudioChunk.from_int16(tone)))  # 1 s
+    ((path, payload, _),) = published(application, recorder, 1)
+    assert (path, json.loads(payload)) == (
+        "say/done",
+        {"id": "ann_1", "status": "done", "error": None},
+    )
+    assert sink.seconds_written >= 1.0
+    application.poll()
+    assert recorder.states() == ["responding", "idle"]  # it counts as the satellite speaking
 
 
 def test_synthesis_errors_are_answered(app: tuple[SatelliteApp, Recorder, WritingSink]) -> None:

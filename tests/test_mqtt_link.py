@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import queue
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +24,13 @@ from satellite.events import (
     WakeDetected,
 )
 from satellite.mqtt.link import MqttLink
-from satellite.mqtt.payloads import Command, Info, decode_event, decode_inbound
+from satellite.mqtt.payloads import Command, Info, PlayRequest, decode_event, decode_inbound
 from satellite.mqtt.topics import ROUTES, Route
 from tests.mqtt_support import (
     INFO,
     Mosquitto,
     Probe,
+    golden,
     golden_files,
     have_mosquitto,
     link_settings,
@@ -88,9 +91,20 @@ def test_connect_announces_status_info_and_discovery(
         info = json.loads(probe.wait_for(f"{BASE}/info").payload)
         assert Info.from_dict(info) == INFO
         configs = {}
-        for _ in range(4):
+        for _ in range(9):
             got = probe.wait_for("homeassistant/+/kitchen/+/config")
             configs[got.topic] = json.loads(got.payload)
+        assert {topic.split("/")[1] for topic in configs} == {
+            "sensor",
+            "binary_sensor",
+            "event",
+            "switch",
+            "number",
+            "notify",
+        }
+        mute = configs["homeassistant/switch/kitchen/mute/config"]
+        assert mute["command_topic"] == f"{BASE}/control"
+        assert json.loads(mute["payload_on"]) == golden("control")["examples"][0]
         speech_rate = configs["homeassistant/sensor/kitchen/speech_rate/config"]
         assert speech_rate["state_class"] == "measurement"
         assert speech_rate["availability_topic"] == f"{BASE}/status"
@@ -112,6 +126,47 @@ def test_connect_announces_status_info_and_discovery(
         assert (got.payload, got.retain) == (b"offline", True)
     finally:
         late.close()
+
+
+def test_the_component_turns_discovery_off_and_its_removal_back_on(
+    broker: Mosquitto, probe: Probe, tmp_path: Path
+) -> None:
+    link, _ = make_link(broker.port, tmp_path / "outbox")
+    _start(link)
+    try:
+        probe.wait_for("homeassistant/switch/kitchen/mute/config")
+        probe.drain(0.2)
+        (configured,) = golden("component")["examples"]
+        probe.publish(f"{BASE}/component", json.dumps(configured), retain=True)
+        removed = {
+            m.topic for m in probe.drain(0.5) if m.topic.endswith("/config") and not m.payload
+        }
+        assert len(removed) == 9  # every config emptied: HA drops the entities
+        # HA restarts: nothing is announced while the component is configured.
+        probe.publish("homeassistant/status", "online")
+        assert [m for m in probe.drain(0.5) if m.topic.endswith("/config")] == []
+        # The component's entry is removed: its retained message cleared, discovery back.
+        probe.publish(f"{BASE}/component", b"", retain=True)
+        back = {m.topic for m in probe.drain(0.5) if m.topic.endswith("/config") and m.payload}
+        assert back == removed
+    finally:
+        link.stop()
+
+
+def test_a_satellite_restarted_under_the_component_announces_nothing(
+    broker: Mosquitto, probe: Probe, tmp_path: Path
+) -> None:
+    (configured,) = golden("component")["examples"]
+    probe.publish(f"{BASE}/component", json.dumps(configured), retain=True)
+    link, _ = make_link(broker.port, tmp_path / "outbox")
+    _start(link)
+    try:
+        probe.wait_for(f"{BASE}/info")
+        # Nothing announced; configs left from before the component are removed (empty).
+        configs = [m for m in probe.drain(1.0) if m.topic.startswith("homeassistant/")]
+        assert [m.payload for m in configs] == [b""] * len(configs)
+    finally:
+        link.stop()
 
 
 def test_every_topic_round_trips(broker: Mosquitto, probe: Probe, tmp_path: Path) -> None:
@@ -150,14 +205,30 @@ def test_every_topic_round_trips(broker: Mosquitto, probe: Probe, tmp_path: Path
 
         expected: list[Command] = []
         for spec in golden_files().values():
-            if spec["direction"] != "in" or spec["topic"] == "alert/ack":
-                continue  # the link closes alerts itself (tests/test_open_alerts.py)
+            if (
+                spec["direction"] != "in"
+                or spec["topic"] in ("component", "alert/ack")
+                or spec["format"] != "json"
+            ):
+                continue  # component is no command, play is binary, the link closes alerts
+                # itself: each tested on its own (tests/test_open_alerts.py for alert/ack)
             for example in spec["examples"]:
                 raw = json.dumps(example).encode()
                 probe.publish(f"{BASE}/{spec['topic']}", raw, retain=spec["retain"])
                 expected.append(decode_inbound(spec["topic"], raw))
         received = [inbox.get(timeout=10) for _ in expected]
         assert received == expected
+        # A WAV to play (binary): a PlayRequest; a file that is no WAV is rejected.
+        wav = base64.b64decode(golden("play")["examples"][0])
+        probe.publish(f"{BASE}/play/ann_1", wav)
+        play = inbox.get(timeout=10)
+        assert isinstance(play, PlayRequest) and play.id == "ann_1"
+        assert play.audio.samples == wav[44:]
+        probe.publish(f"{BASE}/play/ann_2", b"ID3 not a wav")
+        deadline = time.monotonic() + 10
+        while "play" not in link.stats.rejected and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert link.stats.rejected["play"] == 1
         # Another satellite's topics are not ours.
         probe.publish("pocket_satellite/other/say", b'{"text": "not for us"}')
         probe.publish(f"{BASE}/say", b'{"text": "for us"}')

@@ -1,4 +1,9 @@
-"""The Assist satellite entity: mirrors the satellite's state and announces."""
+"""The Assist satellite entity: announcements and wake words.
+
+Its state is Assist's own (``responding`` while HA announces through it): HA lets only
+its own pipeline set it, and the satellite runs its pipeline on the device. What the
+satellite is doing (listening, muted, ...) is the Activity sensor (sensor.py).
+"""
 
 from __future__ import annotations
 
@@ -13,28 +18,30 @@ from homeassistant.components.assist_satellite import (
     AssistSatelliteEntityFeature,
     AssistSatelliteWakeWord,
 )
-from homeassistant.components.assist_satellite.entity import AssistSatelliteState
+from homeassistant.components.assist_satellite.const import PREANNOUNCE_URL
+from homeassistant.components.intent import (
+    TimerEventType,
+    TimerInfo,
+    async_register_timer_handler,
+)
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .const import SAY_TIMEOUT_SECONDS
+from .const import DOMAIN, SAY_TIMEOUT_SECONDS
 from .device import PocketSatellite
 from .entity import PocketSatelliteEntity
+from .media import async_fetch_wav
 from .models import PocketConfigEntry
+from .replies import phrase
 
 _LOGGER = logging.getLogger(__name__)
 PARALLEL_UPDATES = 0
 
 SATELLITE = AssistSatelliteEntityDescription(key="assist_satellite", name=None)
-#: The satellite's states as Assist knows them ("muted" is idle with an attribute).
-STATE_MAP = {
-    "idle": AssistSatelliteState.IDLE,
-    "listening": AssistSatelliteState.LISTENING,
-    "processing": AssistSatelliteState.PROCESSING,
-    "responding": AssistSatelliteState.RESPONDING,
-    "muted": AssistSatelliteState.IDLE,
-}
+#: The media of an announcement the satellite speaks in its own voice: handed to core in
+#: place of none, so that core does not first run the pipeline's TTS engine on the text.
+SPOKEN_ON_DEVICE = "pocket-satellite:spoken-on-device"
 
 
 async def async_setup_entry(
@@ -50,19 +57,39 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
     """The satellite hears, understands and speaks on the device; HA mirrors it."""
 
     _attr_supported_features = AssistSatelliteEntityFeature.ANNOUNCE
-    listen_to = ("state",)
 
     def __init__(self, satellite: PocketSatellite) -> None:
         super().__init__(satellite, SATELLITE)
 
+    async def async_added_to_hass(self) -> None:
+        """Take the timers set through this satellite (HassStartTimer with its device)."""
+        await super().async_added_to_hass()
+        assert self.registry_entry is not None and self.registry_entry.device_id is not None
+        self.async_on_remove(
+            async_register_timer_handler(
+                self.hass, self.registry_entry.device_id, self.handle_timer_event
+            )
+        )
+
     @callback
-    def _handle_push(self) -> None:
-        self._attr_extra_state_attributes = {"muted": self.satellite.state == "muted"}
-        self._set_state(STATE_MAP[self.satellite.state])
+    def handle_timer_event(self, event_type: TimerEventType, timer: TimerInfo) -> None:
+        """A timer set here ended: the satellite says so, in its language."""
+        if event_type is not TimerEventType.FINISHED:
+            return
+        language = self.satellite.info.language
+        text = (
+            phrase(language, "timer_done_name", name=timer.name)
+            if timer.name
+            else phrase(language, "timer_done")
+        )
+        self.hass.async_create_background_task(
+            self.satellite.async_say(text, SAY_TIMEOUT_SECONDS),
+            f"{self.entity_id} timer {timer.id}",
+        )
 
     @callback
     def async_get_configuration(self) -> AssistSatelliteConfiguration:
-        """The satellite's wake words (all of them active)."""
+        """The wake words the satellite loaded, and those it listens for."""
         info = self.satellite.info
         words = [
             AssistSatelliteWakeWord(
@@ -72,24 +99,52 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
         ]
         return AssistSatelliteConfiguration(
             available_wake_words=words,
-            active_wake_words=list(info.wake_words),
+            active_wake_words=list(self.satellite.controls.wake_words),
             max_active_wake_words=len(words),
         )
 
     async def async_set_configuration(self, config: AssistSatelliteConfiguration) -> None:
-        """Wake words are chosen in the satellite's own configuration file."""
-        raise HomeAssistantError(
-            "Pocket Satellite wake words are set in its satellite.yaml (frontend.wake.models)"
-        )
+        """Listen for the active wake words (among those the satellite loaded)."""
+        await self.satellite.controls.async_set_wake_words(config.active_wake_words)
 
     def on_pipeline_event(self, event: PipelineEvent) -> None:
         """Not used: the satellite runs its own pipeline on the device."""
 
+    async def async_internal_announce(
+        self,
+        message: str | None = None,
+        media_id: str | None = None,
+        preannounce: bool = True,
+        preannounce_media_id: str = PREANNOUNCE_URL,
+    ) -> None:
+        """Announce; a message without media is spoken by the satellite itself.
+
+        Core would synthesise such a message with the pipeline's TTS engine before
+        calling async_announce (the Pi would synthesise it twice with our own TTS entity,
+        and with no engine the announce would fail); given a placeholder media id it
+        does not, and still shows the entity responding while the satellite speaks.
+        """
+        if message and not media_id:
+            media_id = SPOKEN_ON_DEVICE
+        await super().async_internal_announce(message, media_id, preannounce, preannounce_media_id)
+
     async def async_announce(self, announcement: AssistSatelliteAnnouncement) -> None:
-        """Speak the message on the satellite; return when it is done or timed out."""
-        if not announcement.message:
-            raise HomeAssistantError("Pocket Satellite can only announce text (a message)")
-        done = await self.satellite.async_say(announcement.message, SAY_TIMEOUT_SECONDS)
+        """Speak the message on the satellite (after its chime when preannounced), or
+        play media alone (a WAV HA fetches and sends); return when it is done or timed
+        out."""
+        if announcement.message:
+            done = await self.satellite.async_say(
+                announcement.message,
+                SAY_TIMEOUT_SECONDS,
+                preannounce=announcement.preannounce_media_id is not None,
+            )
+        elif announcement.media_id and announcement.media_id != SPOKEN_ON_DEVICE:
+            wav = await async_fetch_wav(self.hass, announcement.media_id)
+            done = await self.satellite.async_play(wav, SAY_TIMEOUT_SECONDS)
+        else:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN, translation_key="announce_text_only"
+            )
         if done is None:
             _LOGGER.warning(
                 "%s did not confirm the announcement within %s s",
@@ -97,4 +152,8 @@ class PocketAssistSatellite(PocketSatelliteEntity, AssistSatelliteEntity):
                 SAY_TIMEOUT_SECONDS,
             )
         elif done.status == "error":
-            raise HomeAssistantError(f"The satellite could not announce: {done.error}")
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="announce_failed",
+                translation_placeholders={"error": str(done.error)},
+            )

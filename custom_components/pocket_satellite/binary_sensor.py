@@ -33,6 +33,8 @@ CONNECTED = BinarySensorEntityDescription(
     translation_key="connected",
     device_class=BinarySensorDeviceClass.CONNECTIVITY,
     entity_category=EntityCategory.DIAGNOSTIC,
+    # Every other entity is unavailable while the satellite is offline.
+    entity_registry_enabled_default=False,
 )
 
 

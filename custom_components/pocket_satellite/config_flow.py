@@ -51,6 +51,15 @@ async def async_fetch_info(
         unsubscribe()
 
 
+def base_topic_of(topic: str, satellite_id: str) -> str | None:
+    """The base topic of ``<base>/<satellite_id>/info``; None for any other topic."""
+    suffix = f"/{satellite_id}/info"
+    if not topic.endswith(suffix):
+        return None
+    base = topic.removesuffix(suffix)
+    return base if BASE_TOPIC_PATTERN.fullmatch(base) else None
+
+
 def _schema(satellite_id: str = "", base_topic: str = DEFAULT_BASE_TOPIC) -> vol.Schema:
     return vol.Schema(
         {
@@ -68,18 +77,26 @@ class PocketSatelliteConfigFlow(ConfigFlow, domain=DOMAIN):
     def __init__(self) -> None:
         """Start with nothing discovered."""
         self._discovered: SatelliteInfo | None = None
+        self._discovered_base = DEFAULT_BASE_TOPIC
 
     async def async_step_mqtt(self, discovery_info: MqttServiceInfo) -> ConfigFlowResult:
-        """A satellite announced itself on ``pocket_satellite/<id>/info``."""
+        """A satellite announced itself on ``<base topic>/<id>/info`` (any base topic of
+        one or two levels, see manifest.json)."""
         try:
             info = SatelliteInfo.parse(load_json(discovery_info.payload))
         except MessageError:
             return self.async_abort(reason="invalid_discovery_info")
-        if discovery_info.topic != f"{DEFAULT_BASE_TOPIC}/{info.id}/info":
+        base_topic = base_topic_of(discovery_info.topic, info.id)
+        if base_topic is None:
             return self.async_abort(reason="invalid_discovery_info")
         await self.async_set_unique_id(info.id)
-        self._abort_if_unique_id_configured()
+        # A satellite already added: keep its stored info (and base topic) current; the
+        # entry reloads when they changed.
+        self._abort_if_unique_id_configured(
+            updates={CONF_INFO: info.as_dict(), CONF_BASE_TOPIC: base_topic}
+        )
         self._discovered = info
+        self._discovered_base = base_topic
         self.context["title_placeholders"] = {"name": info.name}
         return await self.async_step_discovery_confirm()
 
@@ -90,7 +107,7 @@ class PocketSatelliteConfigFlow(ConfigFlow, domain=DOMAIN):
         info = self._discovered
         assert info is not None
         if user_input is not None:
-            return self._create(info, DEFAULT_BASE_TOPIC)
+            return self._create(info, self._discovered_base)
         return self.async_show_form(
             step_id="discovery_confirm",
             description_placeholders={"name": info.name, "id": info.id},

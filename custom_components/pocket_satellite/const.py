@@ -28,6 +28,11 @@ SEEN_IDS: Final = 512
 #: Largest payload accepted from the satellite (WAVs are exempt), bytes.
 MAX_PAYLOAD_BYTES: Final = 64 * 1024
 
+#: Retained while the component is configured for a satellite (its discovery stops).
+COMPONENT_TOPIC: Final = "component"
+#: The MQTT contract version this component speaks (``info.protocol``).
+PROTOCOL_VERSION: Final = 1
+
 EVENT_INTENT: Final = "pocket_satellite_intent"
 EVENT_HELP: Final = "pocket_satellite_help"
 #: Fired once per rushed-speech alert (``alert``), for automations and device triggers.

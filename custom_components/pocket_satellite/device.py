@@ -17,6 +17,7 @@ from homeassistant.helpers import device_registry as dr
 
 from .alerts import FiredAlerts
 from .const import ALERT_HELP, DOMAIN, EVENT_ALERT_CLEARED, SEEN_IDS
+from .controls import SatelliteControls
 from .messages import (
     AlertClearedMessage,
     AlertMessage,
@@ -32,10 +33,11 @@ from .topics import TOPICS, TopicRow
 
 _LOGGER = logging.getLogger(__name__)
 
-#: Listener kinds entities can follow.
+#: Listener kinds entities can follow ("settings": what HA set through controls.py).
 KINDS: Final = (
     "status",
     "help_cleared",
+    "settings",
     *(row.kind for row in TOPICS if row.kind is not None),
 )
 
@@ -50,7 +52,11 @@ class PocketSatellite:
         self.satellite_id = satellite_id
         self.base = f"{base_topic}/{satellite_id}"
         self.info = info
-        self.available = False
+        self.online = False
+        """The satellite's own ``status`` (its last will says ``offline``)."""
+        self.broker_connected = True
+        """Home Assistant's MQTT client is connected to the broker."""
+        self._was_available: bool | None = None
         self.state = "idle"
         self.last_intent: IntentMessage | None = None
         self.last_alert: AlertMessage | None = None
@@ -65,6 +71,12 @@ class PocketSatellite:
         self._say: dict[str, asyncio.Future[SayDoneMessage]] = {}
         self._tts: dict[str, asyncio.Future[bytes]] = {}
         self.fired_alerts = FiredAlerts(hass, satellite_id)
+        self.controls = SatelliteControls(self)
+
+    @property
+    def available(self) -> bool:
+        """Online, as far as Home Assistant can know: its status and the broker link."""
+        return self.online and self.broker_connected
 
     def topic(self, path: str) -> str:
         """Full topic name of ``path`` under this satellite."""
@@ -86,6 +98,10 @@ class PocketSatellite:
                     self.hass, self.topic(path), handler, qos=1, encoding=encoding
                 )
             )
+        self._unsubscribe.append(
+            mqtt.async_subscribe_connection_status(self.hass, self._on_broker_connection)
+        )
+        self._unsubscribe.append(self.controls.async_start())
 
     @callback
     def async_stop(self) -> None:
@@ -118,6 +134,10 @@ class PocketSatellite:
             EVENT_ALERT_CLEARED, {**self.event_data, "kind": ALERT_HELP, "id": help_id}
         )
         self._notify("help_cleared")
+    @callback
+    def notify(self, kind: str) -> None:
+        """Tell ``kind``'s listeners (for what is kept outside this class: controls.py)."""
+        self._notify(kind)
 
     def _notify(self, kind: str) -> None:
         for listener in list(self._listeners[kind]):
@@ -128,6 +148,8 @@ class PocketSatellite:
         return {
             "base_topic": self.base,
             "available": self.available,
+            "online": self.online,
+            "broker_connected": self.broker_connected,
             "state": self.state,
             "info": self.info.as_dict(),
             "last_intent": None if self.last_intent is None else vars(self.last_intent),
@@ -139,13 +161,34 @@ class PocketSatellite:
 
     # --- requests -----------------------------------------------------------------------
 
-    async def async_say(self, text: str, timeout: float) -> SayDoneMessage | None:
-        """Publish ``say``; the ``say/done`` answer, or None when it did not come in time."""
+    async def async_say(
+        self, text: str, timeout: float, preannounce: bool = False
+    ) -> SayDoneMessage | None:
+        """Publish ``say`` (with the satellite's chime first when ``preannounce``); the
+        ``say/done`` answer, or None when it did not come in time."""
+        request_id = f"ha_{secrets.token_hex(6)}"
+        future: asyncio.Future[SayDoneMessage] = self.hass.loop.create_future()
+        self._say[request_id] = future
+        request: dict[str, Any] = {"text": text, "id": request_id}
+        if preannounce:
+            request["preannounce"] = True
+        try:
+            await self._publish("say", request)
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            return None
+        finally:
+            self._say.pop(request_id, None)
+
+    async def async_play(self, wav: bytes, timeout: float) -> SayDoneMessage | None:
+        """Publish a WAV on ``play/<id>``; the ``say/done`` answer, or None when it did
+        not come in time."""
         request_id = f"ha_{secrets.token_hex(6)}"
         future: asyncio.Future[SayDoneMessage] = self.hass.loop.create_future()
         self._say[request_id] = future
         try:
-            await self._publish("say", {"text": text, "id": request_id})
+            await mqtt.async_publish(self.hass, self.topic(f"play/{request_id}"), wav, qos=1)
             async with asyncio.timeout(timeout):
                 return await future
         except TimeoutError:
@@ -167,8 +210,12 @@ class PocketSatellite:
                 return await future
         except TimeoutError:
             raise HomeAssistantError(
-                f"Pocket Satellite {self.satellite_id} did not answer the TTS request "
-                f"within {timeout:g} s; is it online?"
+                translation_domain=DOMAIN,
+                translation_key="tts_timeout",
+                translation_placeholders={
+                    "satellite": self.satellite_id,
+                    "seconds": f"{timeout:g}",
+                },
             ) from None
         finally:
             self._tts.pop(request_id, None)
@@ -263,7 +310,30 @@ class PocketSatellite:
 
     @callback
     def _on_status(self, msg: mqtt.ReceiveMessage) -> None:
-        self.available = msg.payload == "online"
+        self.online = msg.payload == "online"
+        self._availability_changed()
+
+    @callback
+    def _on_broker_connection(self, connected: bool) -> None:
+        self.broker_connected = connected
+        self._availability_changed()
+
+    def _availability_changed(self) -> None:
+        """Tell the entities; log once when the satellite goes away and once when back."""
+        available = self.available
+        if available != self._was_available:
+            if available:
+                if self._was_available is not None:
+                    _LOGGER.info("Pocket Satellite %s is back online", self.satellite_id)
+            else:
+                _LOGGER.info(
+                    "Pocket Satellite %s is unavailable: %s",
+                    self.satellite_id,
+                    "its status is offline"
+                    if self.broker_connected
+                    else "Home Assistant lost the MQTT broker",
+                )
+            self._was_available = available
         self._notify("status")
 
     @callback
@@ -283,5 +353,9 @@ class PocketSatellite:
         except MessageError as err:
             error = str(err)
         future.set_exception(
-            HomeAssistantError(f"Pocket Satellite {self.satellite_id} could not speak: {error}")
+            HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="tts_failed",
+                translation_placeholders={"satellite": self.satellite_id, "error": str(error)},
+            )
         )

@@ -78,6 +78,7 @@ class SatelliteInfo:
     voices: tuple[str, ...]
     capabilities: tuple[str, ...]
     protocol: int = 1
+    area: str | None = None
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> SatelliteInfo:
@@ -91,6 +92,7 @@ class SatelliteInfo:
             voices=_strs(data, "voices"),
             capabilities=_strs(data, "capabilities"),
             protocol=_int(data, "protocol") if "protocol" in data else 1,
+            area=_opt_str(data, "area"),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -104,6 +106,7 @@ class SatelliteInfo:
             "voices": list(self.voices),
             "capabilities": list(self.capabilities),
             "protocol": self.protocol,
+            "area": self.area,
         }
 
 

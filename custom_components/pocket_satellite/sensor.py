@@ -1,4 +1,4 @@
-"""Sensors: speech rate and the last intent."""
+"""Sensors: what the satellite is doing, speech rate and the last intent."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from homeassistant.components.sensor import (
+    SensorDeviceClass,
     SensorEntity,
     SensorEntityDescription,
     SensorStateClass,
@@ -16,6 +17,7 @@ from homeassistant.helpers.typing import StateType
 
 from .device import PocketSatellite
 from .entity import PocketSatelliteEntity
+from .messages import STATES
 from .models import PocketConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -31,6 +33,14 @@ class PocketSensorDescription(SensorEntityDescription):
 
 SENSORS = (
     PocketSensorDescription(
+        key="activity",
+        translation_key="activity",
+        device_class=SensorDeviceClass.ENUM,
+        options=list(STATES),
+        value_fn=lambda s: s.state,
+        listen_to=("state",),
+    ),
+    PocketSensorDescription(
         key="speech_rate",
         translation_key="speech_rate",
         native_unit_of_measurement="syl/s",
@@ -42,6 +52,8 @@ SENSORS = (
     PocketSensorDescription(
         key="last_intent",
         translation_key="last_intent",
+        # The intent event entity carries the same, with its slots.
+        entity_registry_enabled_default=False,
         value_fn=lambda s: None if s.last_intent is None else s.last_intent.intent,
         listen_to=("intent",),
     ),

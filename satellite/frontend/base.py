@@ -56,5 +56,8 @@ class WakeWordDetector(Protocol):
     def process(self, frame: AudioChunk) -> WakeHit | None:
         """Return a hit when a wake word ends in this frame."""
 
+    def set_active(self, models: tuple[str, ...]) -> None:
+        """Listen only for these of the loaded models; ValueError names one not loaded."""
+
     def reset(self) -> None:
         """Forget all state."""

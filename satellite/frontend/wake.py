@@ -39,11 +39,27 @@ class MicroWakeWordDetector:
         ]
         self.refractory_seconds = refractory_seconds
         self._quiet_until = float("-inf")
+        self._active = set(self.model_names)
 
     @property
     def model_names(self) -> list[str]:
         """Ids of the loaded models."""
         return [str(m.id) for m in self._models]
+
+    @property
+    def active(self) -> list[str]:
+        """Ids of the models listened for (all loaded ones until set_active)."""
+        return [name for name in self.model_names if name in self._active]
+
+    def set_active(self, models: tuple[str, ...]) -> None:
+        """Listen only for ``models`` (loaded ones; Home Assistant's wake word choice)."""
+        unknown = [m for m in models if m not in self.model_names]
+        if unknown or not models:
+            raise ValueError(
+                f"wake words {', '.join(unknown) or '(none)'} are not loaded; choose among "
+                f"{', '.join(self.model_names)} (frontend.wake.models in the config)"
+            )
+        self._active = set(models)
 
     def process(self, frame: AudioChunk) -> WakeHit | None:
         hit: WakeHit | None = None
@@ -51,6 +67,8 @@ class MicroWakeWordDetector:
         for features in self._features.process_streaming(frame.samples):
             for model, cutoff in zip(self._models, self._cutoffs, strict=True):
                 probability = model.process_streaming_prob(features)
+                if str(model.id) not in self._active:
+                    continue  # its features still stream, so it is ready when chosen again
                 if probability is None or probability <= cutoff or now < self._quiet_until:
                     continue
                 if hit is None or probability > hit.probability:

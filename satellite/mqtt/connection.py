@@ -123,7 +123,12 @@ class LinkConnection:
             "Connected to MQTT broker %s:%d", self.settings.host, self.settings.effective_port
         )
         topics = [(self.topics.full(path), 1) for path in INBOUND_TOPICS]
-        _, self._subscribe_mid = client.subscribe([*topics, (self.topics.ha_status, 0)])
+        others = [
+            (self.topics.ha_status, 0),
+            (self.topics.component, 1),
+            (self.topics.full("play/+"), 1),
+        ]
+        _, self._subscribe_mid = client.subscribe([*topics, *others])
 
     def _on_subscribe(
         self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any, properties: Any

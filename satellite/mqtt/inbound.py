@@ -5,7 +5,8 @@ topic that is not this satellite's, a payload that does not decode, a full inbox
 counted per topic in ``LinkStats.rejected`` and logged (rate-limited), never acted on; a
 rejected ``say`` or ``tts/request`` that names a usable id is answered with a failed
 ``say/done`` or ``tts/response/<id>`` giving the reason, so its requester need not wait.
-Home Assistant announcing ``online`` queues the discovery configs again.
+Home Assistant announcing ``online`` queues the discovery configs again; the component's
+retained ``component`` topic turns them off (see discovery.py).
 
 Commands that act (``ACTING``) are never taken from a retained message: one left on the
 broker (a ``control`` mute published with retain) would otherwise act again after every
@@ -22,6 +23,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from .client import LinkStats
+from .media import decode_play
 from .payloads import AlertAck, Command, PayloadError, decode_inbound, rejection_answer
 from .ratelimit import RateLimitedLog
 from .topics import ONLINE, Topics
@@ -71,17 +73,24 @@ class Inbound:
             if payload == ONLINE.encode():
                 self._put(Work("ha_online"))
             return
-        path = self.topics.inbound_path(topic)
+        if topic == self.topics.component:  # retained: the component's presence
+            self._put(Work("component", payload=payload))
+            return
+        play_id = self.topics.play_id(topic)
+        path = "play" if play_id is not None else self.topics.inbound_path(topic)
         if path is None:
             self._reject(topic, "not a topic of this satellite")
             return
-        if retained and path in ACTING:
+        if retained and (path in ACTING or play_id is not None):
             self._reject(
                 path,
                 "a retained command is never acted on (it would act again after every "
                 "restart). Fix: publish it with retain off, and clear the stored one with an "
                 "empty retained message",
             )
+            return
+        if play_id is not None:  # binary WAV, not JSON
+            self._accept("play", lambda: decode_play(play_id, payload))
             return
         try:
             command = decode_inbound(path, payload, self.max_payload_bytes)
@@ -103,6 +112,19 @@ class Inbound:
             self.inbox.put_nowait(command)
         except queue.Full:
             self._reject(path, "the command inbox is full")
+            return
+        self.stats.accepted += 1
+
+    def _accept(self, key: str, decode: Callable[[], Command]) -> None:
+        try:
+            command = decode()
+        except PayloadError as err:
+            self._reject(key, str(err))
+            return
+        try:
+            self.inbox.put_nowait(command)
+        except queue.Full:
+            self._reject(key, "the command inbox is full")
             return
         self.stats.accepted += 1
 

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self, cast
 
+from ..audio.chunk import AudioChunk
 from ..events import Event, EventDecodeError, event_from_dict, fields_from_dict, fields_to_dict
 
 #: Largest incoming payload accepted, bytes (the contract's 64 KiB).
@@ -26,7 +27,9 @@ MAX_TEXT_CHARS = 4000
 _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 #: A lone UTF-16 surrogate (JSON's unpaired ``\ud800`` escape): no UTF-8 for it exists.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-CONTROL_COMMANDS = ("mute", "unmute", "stop", "volume")
+CONTROL_COMMANDS = ("mute", "unmute", "stop", "volume", "wake_words")
+#: A wake word model id, as ``info.wake_words`` lists them.
+_WAKE_WORD = re.compile(r"[a-z0-9_]{1,64}")
 STATES = ("idle", "listening", "processing", "responding", "muted")
 
 
@@ -77,9 +80,13 @@ def _text(where: str, value: str, allow_empty: bool = False) -> None:
         raise PayloadError(f"{where}: longer than {MAX_TEXT_CHARS} characters")
 
 
-def _request_id(where: str, value: str) -> None:
+def check_request_id(where: str, value: str) -> None:
+    """A request id ends up in a topic name: 1-64 of A-Z a-z 0-9 _ - (else PayloadError)."""
     if not _ID.fullmatch(value):
         raise PayloadError(f"{where}: must be 1-64 of A-Z a-z 0-9 _ -")
+
+
+_request_id = check_request_id
 
 
 # --- inbound ----------------------------------------------------------------------------
@@ -87,12 +94,14 @@ def _request_id(where: str, value: str) -> None:
 
 @dataclass(frozen=True)
 class SayRequest(Payload):
-    """``say``: speak ``text``; when ``id`` is given, ``say/done`` reports that id."""
+    """``say``: speak ``text``; when ``id`` is given, ``say/done`` reports that id. With
+    ``preannounce`` a chime (the ``awake`` feedback sound) plays first."""
 
     topic: ClassVar[str] = "say"
 
     text: str
     id: str | None = None
+    preannounce: bool = False
 
     def __post_init__(self) -> None:
         _text("say.text", self.text)
@@ -151,12 +160,14 @@ class Slots(Payload):
 
 @dataclass(frozen=True)
 class Control(Payload):
-    """``control``: ``mute``, ``unmute``, ``stop`` or ``volume`` (with ``volume`` 0-1)."""
+    """``control``: ``mute``, ``unmute``, ``stop``, ``volume`` (with ``volume`` 0-1) or
+    ``wake_words`` (with ``wake_words``: the models to listen for, among ``info``'s)."""
 
     topic: ClassVar[str] = "control"
 
     command: str
     volume: float | None = None
+    wake_words: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.command not in CONTROL_COMMANDS:
@@ -166,6 +177,14 @@ class Control(Payload):
                 raise PayloadError("control.volume: give a number from 0 to 1 with 'volume'")
         elif self.volume is not None:
             raise PayloadError("control.volume: only allowed with the 'volume' command")
+        if self.command == "wake_words":
+            words = self.wake_words
+            if not words or not all(_WAKE_WORD.fullmatch(w) for w in words):
+                raise PayloadError(
+                    "control.wake_words: give a list of wake word ids from info.wake_words"
+                )
+        elif self.wake_words is not None:
+            raise PayloadError("control.wake_words: only allowed with the 'wake_words' command")
 
 
 @dataclass(frozen=True)
@@ -182,14 +201,25 @@ class AlertAck(Payload):
         _request_id("alert/ack.id", self.id)
 
 
-Command = SayRequest | TtsRequest | SpokenResponse | Slots | Control | AlertAck
+@dataclass(frozen=True)
+class PlayRequest:
+    """``play/<id>`` (binary, see media.py): a WAV to play, e.g. a media announcement;
+    ``say/done`` reports the id when it has played."""
+
+    id: str
+    audio: AudioChunk
+
+
+#: The JSON commands (decode_inbound); with ``play/<id>`` (media.py) every command.
+JsonCommand = SayRequest | TtsRequest | SpokenResponse | Slots | Control | AlertAck
+Command = JsonCommand | PlayRequest
 
 INBOUND: dict[str, type[Payload]] = {
     cls.topic: cls for cls in (SayRequest, TtsRequest, SpokenResponse, Slots, Control, AlertAck)
 }
 
 
-def decode_inbound(topic: str, raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> Command:
+def decode_inbound(topic: str, raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -> JsonCommand:
     """Parse a payload received on inbound ``topic`` (the path under the base topic).
 
     Raises PayloadError for an unknown topic, an oversized or non-UTF-8 payload, bad
@@ -210,7 +240,7 @@ def decode_inbound(topic: str, raw: bytes, max_bytes: int = MAX_PAYLOAD_BYTES) -
         raise PayloadError(f"{topic}: JSON nested too deeply") from None
     except ValueError as err:  # JSONDecodeError, NaN/Infinity, over-long integers
         raise PayloadError(f"{topic}: invalid JSON ({err})") from None
-    return cast(Command, cls.from_dict(data))
+    return cast(JsonCommand, cls.from_dict(data))
 
 
 def rejection_answer(topic: str, raw: bytes, why: str) -> tuple[str, bytes] | None:
@@ -252,6 +282,8 @@ class Info(Payload):
     voices: tuple[str, ...]
     capabilities: tuple[str, ...]
     protocol: int = 1
+    #: The room it stands in (``satellite.area``): Home Assistant's suggested area.
+    area: str | None = None
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,11 @@ class MqttSettings(Section):
         check_boolean,
         "fsync every outbox write: also survives a power cut, at a disk sync per event",
     )
-    discovery: bool = option(True, check_boolean, "Announce plain sensors by HA MQTT discovery")
+    discovery: bool = option(
+        True,
+        check_boolean,
+        "Announce entities by HA MQTT discovery (none while the HA component is configured)",
+    )
     discovery_prefix: str = option(
         "homeassistant",
         check_pattern(_TOPIC_PREFIX, "a topic prefix. Fix: use letters, digits, _ - and /"),

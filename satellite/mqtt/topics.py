@@ -12,6 +12,8 @@ from .payloads import INBOUND
 
 STATUS = "status"
 INFO = "info"
+#: Retained by the Home Assistant component while it is configured for this satellite.
+COMPONENT = "component"
 STATE = "state"
 SAY_DONE = "say/done"
 TTS_RESPONSE = "tts/response"
@@ -92,6 +94,16 @@ class Topics:
     def ha_status(self) -> str:
         """Where Home Assistant announces ``online`` (then discovery is sent again)."""
         return f"{self.discovery_prefix}/{HA_STATUS_TOPIC_SUFFIX}"
+
+    @property
+    def component(self) -> str:
+        """Where the Home Assistant component says it is configured for this satellite."""
+        return self.full(COMPONENT)
+
+    def play_id(self, topic: str) -> str | None:
+        """The request id of a ``play/<id>`` topic of this satellite, else None."""
+        prefix = self.full("play/")
+        return topic[len(prefix) :] if topic.startswith(prefix) else None
 
     def tts_response(self, request_id: str) -> str:
         """Where the WAV answering a ``tts/request`` goes."""

@@ -30,7 +30,7 @@ import paho.mqtt.client as mqtt
 from ..events import Event
 from ..queues import drain
 from .client import LinkStats
-from .discovery import discovery_messages
+from .discovery import component_configured, discovery_messages
 from .open_alerts import OpenAlerts
 from .outbox import Outbox, OutboxMessage
 from .payloads import Envelope, Info, encode_event
@@ -48,13 +48,16 @@ BATCH_ITEMS = 512
 #: again: Mosquitto acknowledges before it saves its state, so a broker killed in between
 #: forgets them for a subscriber that is away. Consumers drop the duplicates by id.
 RESEND_ACKED_SECONDS = 2.0
+#: Discovery waits this long after a (re)connect for the component's retained
+#: ``component`` message, so that a satellite under the component announces nothing, s.
+DISCOVERY_DELAY_SECONDS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class Work:
     """One item for the worker; ``kind`` is event, raw, ack, connected, disconnected,
-    ha_online, alert_ack (the alert id in ``topic``) or stop, and says which of the other
-    fields are set."""
+    ha_online, alert_ack (the alert id in ``topic``), component, discover or stop, and says
+    which of the other fields are set."""
 
     kind: str
     event: Event | None = None
@@ -87,6 +90,45 @@ class RecentlyAcked:
         recent = [m for at, m in self._items if at >= cutoff]
         self._items.clear()
         return recent
+
+
+class DiscoveryAnnouncer:
+    """HA MQTT discovery configs: sent on connect, withdrawn while the HA component is
+    configured for this satellite (its retained ``component`` message)."""
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        info: Info,
+        topics: Topics,
+        send: Callable[[str, bytes, int, bool], None],
+    ) -> None:
+        self.settings = settings
+        self.info = info
+        self.topics = topics
+        self.send = send
+        #: The HA component is configured for this satellite: no MQTT discovery then.
+        self.component_configured = False
+
+    def on_component(self, payload: bytes) -> None:
+        """The component appeared (its discovery entities go) or was removed (back)."""
+        configured = component_configured(payload)
+        if configured == self.component_configured:
+            return
+        self.component_configured = configured
+        if configured:
+            _LOGGER.info("The Home Assistant component handles this satellite: no MQTT discovery")
+            if self.settings.discovery:
+                for topic, _ in discovery_messages(self.topics, self.info):
+                    self.send(topic, b"", 1, True)  # an empty retained config removes it
+        else:
+            self.announce()
+
+    def announce(self) -> None:
+        if not self.settings.discovery or self.component_configured:
+            return
+        for topic, payload in discovery_messages(self.topics, self.info):
+            self.send(topic, payload, 1, True)
 
 
 class LinkWorker:
@@ -124,6 +166,7 @@ class LinkWorker:
         self._unsent: deque[OutboxMessage] = deque(outbox.messages())
         self._inflight: dict[int, OutboxMessage] = {}
         self._acked = RecentlyAcked(RESEND_ACKED_SECONDS)
+        self.discovery = DiscoveryAnnouncer(settings, info, topics, self._send)
         self._thread = threading.Thread(target=self._run, name="mqtt-worker", daemon=True)
 
     # --- any thread -----------------------------------------------------------------------
@@ -222,9 +265,13 @@ class LinkWorker:
                 elif work.kind == "disconnected":
                     self._requeue_inflight()
                 elif work.kind == "ha_online":
-                    self._send_discovery()
+                    self.discovery.announce()
                 elif work.kind == "alert_ack":
                     self.alerts.ack(work.topic)
+                elif work.kind == "component":
+                    self.discovery.on_component(work.payload)
+                elif work.kind == "discover":
+                    self.discovery.announce()
                 elif work.kind == "stop":
                     keep_running = False
             for path, payload in self.alerts.due(self._clock()) if self.connected.is_set() else ():
@@ -325,10 +372,6 @@ class LinkWorker:
             self._send(self.topics.full(path), encode_event(event, envelope), route.qos, True)
         active = self._active_alerts()
         self._send(active.topic, active.payload, active.qos, active.retain)
-        self._send_discovery()
-
-    def _send_discovery(self) -> None:
-        if not self.settings.discovery:
-            return
-        for topic, payload in discovery_messages(self.topics, self.info):
-            self._send(topic, payload, 1, True)
+        later = threading.Timer(DISCOVERY_DELAY_SECONDS, self.put, (Work("discover"),))
+        later.daemon = True
+        later.start()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
+from unittest.mock import MagicMock, Mock, PropertyMock, patch
 
 import pytest
 from homeassistant.core import HomeAssistant
@@ -47,6 +48,36 @@ async def auto_enable_custom_integrations(
     if path not in custom_components.__path__:
         custom_components.__path__.append(path)
     assert await async_setup_component(hass, "homeassistant", {})
+
+
+@pytest.fixture
+def mqtt_client_mock(mqtt_client_mock: MagicMock) -> MagicMock:
+    """The plugin's stand-in for paho, closing its socket on ``disconnect`` as paho does.
+
+    The plugin's stand-in opens a socket on connect and never closes it, so MQTT's
+    periodic ``_async_misc`` timer outlived every test ("Lingering timer after test").
+    With the socket closed when the MQTT entry unloads, MQTT cancels that timer itself
+    and no test needs ``expected_lingering_timers``.
+    """
+
+    def disconnect(*args: Any, **kwargs: Any) -> int:
+        socket = Mock(fileno=Mock(return_value=-1))
+        mqtt_client_mock.on_socket_close(mqtt_client_mock, None, socket)
+        return 0
+
+    mqtt_client_mock.disconnect.side_effect = disconnect
+    return mqtt_client_mock
+
+
+@pytest.fixture
+def enable_all_entities() -> Iterator[None]:
+    """Entities disabled by default (last intent, connected) enabled, as a user would."""
+    with patch(
+        "homeassistant.helpers.entity.Entity.entity_registry_enabled_default",
+        new_callable=PropertyMock,
+        return_value=True,
+    ):
+        yield
 
 
 @pytest.fixture

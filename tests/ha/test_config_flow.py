@@ -22,7 +22,6 @@ from custom_components.pocket_satellite.messages import SatelliteInfo
 from .conftest import DOMAIN, INFO
 
 FETCH = "custom_components.pocket_satellite.config_flow.async_fetch_info"
-pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
 
 
 def _discovery(payload: str, topic: str = "pocket_satellite/kitchen/info") -> MqttServiceInfo:
@@ -62,6 +61,7 @@ async def test_discovery_then_confirm(hass: HomeAssistant, mqtt_mock: MagicMock)
         ("not json", "pocket_satellite/kitchen/info"),
         (json.dumps({**INFO, "voices": "en"}), "pocket_satellite/kitchen/info"),
         (json.dumps(INFO), "pocket_satellite/other/info"),
+        (json.dumps(INFO), "bad topic!/kitchen/info"),
     ],
 )
 async def test_discovery_rejects_bad_info(

@@ -20,11 +20,10 @@ from pytest_homeassistant_custom_component.common import (
 
 from .conftest import example, fire
 
-pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
-
 SATELLITE = "assist_satellite.kitchen"
 RATE = "sensor.kitchen_speech_rate"
 LAST_INTENT = "sensor.kitchen_last_intent"
+ACTIVITY = "sensor.kitchen_activity"
 RUSHED = "binary_sensor.kitchen_rushed_speech"
 CONNECTED = "binary_sensor.kitchen_connected"
 INTENT_EVENT = "event.kitchen_intent"
@@ -38,12 +37,14 @@ def _state(hass: HomeAssistant, entity_id: str) -> str:
     return state.state
 
 
+@pytest.mark.usefixtures("enable_all_entities")
 async def test_entities_exist_with_unique_ids(
     hass: HomeAssistant, setup_entry: MockConfigEntry, entity_registry: er.EntityRegistry
 ) -> None:
     assert setup_entry.state is ConfigEntryState.LOADED
     for entity_id in (
         SATELLITE,
+        ACTIVITY,
         RATE,
         LAST_INTENT,
         RUSHED,
@@ -57,9 +58,21 @@ async def test_entities_exist_with_unique_ids(
         assert entry.unique_id.startswith("kitchen-")
     assert _state(hass, CONNECTED) == STATE_ON
     assert _state(hass, SATELLITE) == "idle"
+    assert _state(hass, ACTIVITY) == "idle"
     assert _state(hass, RATE) == STATE_UNKNOWN
 
 
+async def test_duplicates_are_disabled_by_default(
+    hass: HomeAssistant, setup_entry: MockConfigEntry, entity_registry: er.EntityRegistry
+) -> None:
+    for entity_id in (LAST_INTENT, CONNECTED):
+        entry = entity_registry.async_get(entity_id)
+        assert entry is not None and entry.disabled_by is er.RegistryEntryDisabler.INTEGRATION
+        assert hass.states.get(entity_id) is None
+    assert _state(hass, RATE) == STATE_UNKNOWN
+
+
+@pytest.mark.usefixtures("enable_all_entities")
 async def test_status_drives_availability(
     hass: HomeAssistant, setup_entry: MockConfigEntry
 ) -> None:
@@ -74,21 +87,30 @@ async def test_status_drives_availability(
     assert _state(hass, RATE) == STATE_UNKNOWN
 
 
-async def test_state_mirrors_the_satellite(
+async def test_activity_mirrors_the_satellite(
     hass: HomeAssistant, setup_entry: MockConfigEntry
 ) -> None:
     listening, muted = example("state", 0), example("state", 1)
     fire(hass, "state", listening)
     await hass.async_block_till_done()
-    assert _state(hass, SATELLITE) == "listening"
+    assert _state(hass, ACTIVITY) == "listening"
+    # Assist's own state is HA's: idle until HA announces through it.
+    assert _state(hass, SATELLITE) == "idle"
     fire(hass, "state", muted)
     await hass.async_block_till_done()
-    state = hass.states.get(SATELLITE)
-    assert state is not None and state.state == "idle" and state.attributes["muted"] is True
+    activity = hass.states.get(ACTIVITY)
+    assert activity is not None and activity.state == "muted"
+    assert activity.attributes["options"] == [
+        "idle",
+        "listening",
+        "processing",
+        "responding",
+        "muted",
+    ]
     fire(hass, "state", {**listening, "state": "exploded"})  # rejected, nothing changes
     fire(hass, "state", "{not json")
     await hass.async_block_till_done()
-    assert _state(hass, SATELLITE) == "idle"
+    assert _state(hass, ACTIVITY) == "muted"
     assert setup_entry.runtime_data.satellite.rejected == {"pocket_satellite/kitchen/state": 2}
 
 
@@ -132,6 +154,7 @@ async def test_prosody_and_alerts(hass: HomeAssistant, setup_entry: MockConfigEn
     assert _state(hass, RUSHED) == STATE_OFF
 
 
+@pytest.mark.usefixtures("enable_all_entities")
 async def test_help_and_intents(hass: HomeAssistant, setup_entry: MockConfigEntry) -> None:
     events = async_capture_events(hass, "pocket_satellite_intent")
     help_events = async_capture_events(hass, "pocket_satellite_help")

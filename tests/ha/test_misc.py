@@ -10,17 +10,14 @@ from homeassistant.components import tts
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import intent
 from pytest_homeassistant_custom_component.common import MockConfigEntry
-
-from custom_components.pocket_satellite.intents import _speech
 
 from .conftest import DOMAIN, INFO, fire, published
 
-pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
 
-
-async def test_invalid_stored_info_retries_setup(hass: HomeAssistant, mqtt_mock: MagicMock) -> None:
+async def test_invalid_stored_info_is_a_setup_error(
+    hass: HomeAssistant, mqtt_mock: MagicMock, caplog: pytest.LogCaptureFixture
+) -> None:
     entry = MockConfigEntry(
         domain=DOMAIN,
         unique_id="kitchen",
@@ -28,7 +25,9 @@ async def test_invalid_stored_info_retries_setup(hass: HomeAssistant, mqtt_mock:
     )
     entry.add_to_hass(hass)
     await hass.config_entries.async_setup(entry.entry_id)
-    assert entry.state is ConfigEntryState.SETUP_RETRY
+    # Retrying cannot mend stored data: a setup error that tells the user what to do.
+    assert entry.state is ConfigEntryState.SETUP_ERROR
+    assert entry.reason is not None and "Remove the satellite and add it again" in entry.reason
 
 
 async def test_wake_word_configuration(hass: HomeAssistant, setup_entry: MockConfigEntry) -> None:
@@ -37,8 +36,6 @@ async def test_wake_word_configuration(hass: HomeAssistant, setup_entry: MockCon
     assert [w.id for w in config.available_wake_words] == INFO["wake_words"]
     assert config.available_wake_words[0].wake_word == "okay nabu"
     assert config.active_wake_words == INFO["wake_words"]
-    with pytest.raises(HomeAssistantError, match=r"satellite\.yaml"):
-        await entity.async_set_configuration(config)
     entity.on_pipeline_event(MagicMock())  # not used; must not fail
 
 
@@ -63,13 +60,3 @@ async def test_odd_tts_answers_are_errors(
     fire(hass, f"tts/response/{request_id}", answer)
     with pytest.raises(HomeAssistantError, match=error):
         await task
-
-
-def test_intent_speech() -> None:
-    response = intent.IntentResponse(language="en")
-    assert _speech(response) == "Done."
-    response.async_set_speech("It is 5 o'clock")
-    assert _speech(response) == "It is 5 o'clock"
-    failed = intent.IntentResponse(language="en")
-    failed.response_type = intent.IntentResponseType.ERROR
-    assert _speech(failed) == "Sorry, I couldn't do that."

@@ -24,7 +24,6 @@ from custom_components.pocket_satellite.topics import TOPICS, TopicRow
 
 from .conftest import BASE, example, fire, golden
 
-pytestmark = pytest.mark.parametrize("expected_lingering_timers", [True])
 DEVICE_LOGGER = "custom_components.pocket_satellite.device"
 ROWS = pytest.mark.parametrize("row", TOPICS, ids=[row.path for row in TOPICS])
 #: Sent through the satellite's outbox, which may deliver one twice (tests/golden/).
