@@ -39,7 +39,7 @@ from .audio.chunk import AudioChunk
 from .audio.io import AudioSink
 from .audio.settings import PlayerSettings
 from .config import Config
-from .events import Event, StageError, StateChanged
+from .events import Event, StateChanged
 from .mqtt.payloads import (
     Command,
     Control,
@@ -336,12 +336,7 @@ class SatelliteApp:
 
     def _speak(self, job: SpeakJob) -> None:
         chime = self.sounds.get("awake") if job.preannounce else None
-        if chime is not None:
-            self.voice.play_sound(chime)
-        if job.audio is not None and job.request_id is not None:
-            self.voice.play_audio(job.audio, job.request_id)
-        else:
-            self.voice.say(job.text, job.request_id)
+        self.voice.deliver(job.text, job.request_id, job.audio, chime)
 
     def _acknowledge(self, utterance_id: str) -> None:
         """The ``done`` sound, once per utterance, when its answer will take a while."""
@@ -373,14 +368,7 @@ class SatelliteApp:
                 self._publish("say/done", payload.to_json(), 1)
             elif isinstance(notice, OutputFailed):
                 _LOGGER.warning("Reply %s not heard: %s", notice.reply_id, notice.error)
-                self.events.publish_event(
-                    StageError(
-                        round(self._now, 3),
-                        stage="player",
-                        error="AudioDeviceError",
-                        message=f"{notice.error}: the satellite cannot speak",
-                    )
-                )
+                self.events.publish_event(notice.stage_error(self._now))
             elif isinstance(notice, Speaking):
                 self._speaking = notice.speaking
                 self.pipeline.set_speaking(notice.speaking)

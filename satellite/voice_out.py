@@ -29,7 +29,7 @@ from .audio.events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from .audio.io import AudioSink
 from .audio.player import Player
 from .audio.settings import PlayerSettings
-from .events import Event
+from .events import Event, StageError
 from .queues import drain
 from .tts.base import TtsEngine
 from .tts.speaker import Reply, Speaker
@@ -59,6 +59,15 @@ class OutputFailed:
 
     reply_id: str
     error: str
+
+    def stage_error(self, at_seconds: float) -> StageError:
+        """The error to publish: the satellite cannot speak."""
+        return StageError(
+            round(at_seconds, 3),
+            stage="player",
+            error="AudioDeviceError",
+            message=f"{self.error}: the satellite cannot speak",
+        )
 
 
 Notice = RequestDone | OutputFailed | Speaking
@@ -112,6 +121,20 @@ class VoiceOut:
         reply = self.speaker.play_sound(audio)
         self._requests[reply.reply_id] = _Request(request_id, reply)
         return reply
+
+    def deliver(
+        self,
+        text: str,
+        request_id: str | None = None,
+        audio: AudioChunk | None = None,
+        chime: AudioChunk | None = None,
+    ) -> Reply:
+        """``chime`` first if given, then ``audio`` (with a request id) or ``text``."""
+        if chime is not None:
+            self.play_sound(chime)
+        if audio is not None and request_id is not None:
+            return self.play_audio(audio, request_id)
+        return self.say(text, request_id)
 
     def play_sound(self, sound: AudioChunk) -> Reply:
         """Play a feedback sound after what is queued; the microphone stays open."""

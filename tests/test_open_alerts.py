@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from satellite.ids import boot_of
+from satellite.mqtt.alert_payloads import AlertActive
 from satellite.mqtt.link import MqttLink
 from satellite.mqtt.open_alerts import (
     NOT_ACKNOWLEDGED,
@@ -27,7 +28,7 @@ from satellite.mqtt.open_alerts import (
     OpenAlerts,
     open_alerts_path,
 )
-from satellite.mqtt.payloads import AlertAck, AlertActive, Command, PayloadError, decode_inbound
+from satellite.mqtt.payloads import AlertAck, Command, PayloadError, decode_inbound
 from satellite.nlu.events import HelpRequested
 from satellite.prosody.events import Alert
 from tests.mqtt_support import (

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..ids import BOOT_ID, id_counter
-from .payloads import ActiveAlert, AlertActive, PayloadError
+from .alert_payloads import ActiveAlert, AlertActive
+from .payloads import PayloadError
 
 _LOGGER = logging.getLogger(__name__)
 
