@@ -21,7 +21,14 @@ from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.service.metrics import Metrics, MetricsSink, prometheus_text, serve_prometheus
 from satellite.service.settings import MetricsSettings
 from tests import synth
-from tests.mqtt_support import Probe, free_port, have_mosquitto, run_config, running_broker
+from tests.mqtt_support import (
+    Probe,
+    free_port,
+    golden_files,
+    have_mosquitto,
+    run_config,
+    running_broker,
+)
 
 
 class Recorder:
@@ -217,3 +224,22 @@ def test_the_loop_work_on_each_chunk_is_measured() -> None:
     # 10 ms chunk: 70, 63, ..., 7 ms, 10 chunks of the 200 behind
     assert gauges["loop_backlog_max_ms"] == pytest.approx(70)
     assert gauges["loop_backlog_p99_ms"] == pytest.approx(56, abs=1)  # the 3rd of 200
+
+
+def test_the_snapshot_has_the_golden_shape() -> None:
+    """tests/golden/metrics.json is what Home Assistant parses (its diagnostics)."""
+    (example,) = golden_files()["metrics"]["examples"]
+    metrics = Metrics(MetricsSettings())
+    metrics.link_gauges = lambda: {
+        "mqtt_connected": 1,
+        "mqtt_reconnects": 0,
+        "mqtt_rejected": 0,
+        "outbox_depth": 0,
+    }
+    metrics.devices.update(capture=object(), playback=object())
+    metrics.count_event(_intent("HassTurnOn", "template"))
+    list(metrics.watch(_chunk((i + 1) * 0.01) for i in range(10)))
+    snapshot = metrics.snapshot()
+    assert set(snapshot["gauges"]) == set(example["gauges"])
+    assert set(snapshot["counters"]) <= set(example["counters"])
+    assert json.loads(json.dumps(snapshot)) == snapshot

@@ -24,6 +24,7 @@ from .messages import (
     HelpMessage,
     IntentMessage,
     MessageError,
+    MetricsMessage,
     ProsodyMessage,
     SatelliteInfo,
     SayDoneMessage,
@@ -63,6 +64,8 @@ class PocketSatellite:
         self.last_alert_cleared: AlertClearedMessage | None = None
         self.last_help: HelpMessage | None = None
         self.last_prosody: ProsodyMessage | None = None
+        #: The satellite's latest counters and gauges (``metrics``), for diagnostics.
+        self.metrics: MetricsMessage | None = None
         self.rejected: dict[str, int] = {}
         self.intent_handler: Callable[[IntentMessage], Coroutine[Any, Any, None]] | None = None
         self._listeners: dict[str, list[Callable[[], None]]] = {k: [] for k in KINDS}
@@ -155,6 +158,7 @@ class PocketSatellite:
             "last_intent": None if self.last_intent is None else vars(self.last_intent),
             "last_alert": None if self.last_alert is None else vars(self.last_alert),
             "last_prosody": None if self.last_prosody is None else vars(self.last_prosody),
+            "metrics": None if self.metrics is None else vars(self.metrics),
             "rejected": dict(self.rejected),
             "pending_requests": len(self._say) + len(self._tts),
         }

@@ -270,6 +270,32 @@ class ProsodyMessage:
 
 
 @dataclass(frozen=True)
+class MetricsMessage:
+    """``metrics`` (retained, every minute): the satellite's counters and gauges, kept for
+    diagnostics."""
+
+    counters: dict[str, int]
+    gauges: dict[str, float]
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> MetricsMessage:
+        """Check and build: two objects of numbers."""
+        parts: list[dict[str, Any]] = []
+        for key in ("counters", "gauges"):
+            part = data.get(key)
+            if not isinstance(part, dict) or not all(
+                isinstance(k, str) and _is_number(v) for k, v in part.items()
+            ):
+                raise MessageError(f"{key}: expected an object of numbers")
+            parts.append(part)
+        return cls(counters=dict(parts[0]), gauges=dict(parts[1]))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
 class SayDoneMessage:
     """``say/done``: an announcement finished."""
 

@@ -17,6 +17,7 @@ from .messages import (
     AlertMessage,
     HelpMessage,
     IntentMessage,
+    MetricsMessage,
     ProsodyMessage,
     SatelliteInfo,
     SayDoneMessage,
@@ -158,6 +159,7 @@ TOPICS: Final = (
     ),
     TopicRow(path="prosody", parse=ProsodyMessage.parse, keep="last_prosody", kind="prosody"),
     TopicRow(path="say/done", parse=SayDoneMessage.parse, hand_off=_finish_say),
+    TopicRow(path="metrics", parse=MetricsMessage.parse, keep="metrics", retained=True),
 )
 
 #: The rows by path (``alert/active`` names each alert's source row).

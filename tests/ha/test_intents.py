@@ -102,9 +102,14 @@ async def test_diagnostics_leave_out_the_broker_and_redact_speech(
     setup_entry: MockConfigEntry,
 ) -> None:
     fire(hass, "intent", example("intent", 1))
+    fire(hass, "metrics", example("metrics"))
     await hass.async_block_till_done()
     diagnostics = await get_diagnostics_for_config_entry(hass, hass_client, setup_entry)
     assert set(diagnostics) == {"entry", "satellite"}
+    # how the satellite is doing: its own counters and gauges (``metrics``)
+    metrics = diagnostics["satellite"]["metrics"]
+    assert metrics["counters"]["frames"] == example("metrics")["counters"]["frames"]
+    assert metrics["gauges"]["rss_mb"] == example("metrics")["gauges"]["rss_mb"]
     assert "mock-broker" not in str(diagnostics)  # the MQTT entry's broker host
     assert diagnostics["satellite"]["available"] is True
     assert diagnostics["satellite"]["last_intent"]["intent"] == "CallNurse"
