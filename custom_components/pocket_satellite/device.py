@@ -7,7 +7,7 @@ import json
 import logging
 import secrets
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final
 
 from homeassistant.components import mqtt
@@ -171,28 +171,28 @@ class PocketSatellite:
         """Publish ``say`` (with the satellite's chime first when ``preannounce``); the
         ``say/done`` answer, or None when it did not come in time."""
         request_id = f"ha_{secrets.token_hex(6)}"
-        future: asyncio.Future[SayDoneMessage] = self.hass.loop.create_future()
-        self._say[request_id] = future
         request: dict[str, Any] = {"text": text, "id": request_id}
         if preannounce:
             request["preannounce"] = True
-        try:
-            await self._publish("say", request)
-            async with asyncio.timeout(timeout):
-                return await future
-        except TimeoutError:
-            return None
-        finally:
-            self._say.pop(request_id, None)
+        return await self._until_done(request_id, lambda: self._publish("say", request), timeout)
 
     async def async_play(self, wav: bytes, timeout: float) -> SayDoneMessage | None:
         """Publish a WAV on ``play/<id>``; the ``say/done`` answer, or None when it did
         not come in time."""
         request_id = f"ha_{secrets.token_hex(6)}"
+        topic = self.topic(f"play/{request_id}")
+        return await self._until_done(
+            request_id, lambda: mqtt.async_publish(self.hass, topic, wav, qos=1), timeout
+        )
+
+    async def _until_done(
+        self, request_id: str, send: Callable[[], Awaitable[None]], timeout: float
+    ) -> SayDoneMessage | None:
+        """Send a request answered on ``say/done``; its answer, or None after ``timeout``."""
         future: asyncio.Future[SayDoneMessage] = self.hass.loop.create_future()
         self._say[request_id] = future
         try:
-            await mqtt.async_publish(self.hass, self.topic(f"play/{request_id}"), wav, qos=1)
+            await send()
             async with asyncio.timeout(timeout):
                 return await future
         except TimeoutError:

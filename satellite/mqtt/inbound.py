@@ -108,12 +108,7 @@ class Inbound:
             self._put(Work("alert_ack", topic=command.id))
             self.stats.accepted += 1
             return
-        try:
-            self.inbox.put_nowait(command)
-        except queue.Full:
-            self._reject(path, "the command inbox is full")
-            return
-        self.stats.accepted += 1
+        self._enqueue(path, command)
 
     def _accept(self, key: str, decode: Callable[[], Command]) -> None:
         try:
@@ -121,6 +116,10 @@ class Inbound:
         except PayloadError as err:
             self._reject(key, str(err))
             return
+        self._enqueue(key, command)
+
+    def _enqueue(self, key: str, command: Command) -> None:
+        """Hand a valid command to the frame loop (rejected when its inbox is full)."""
         try:
             self.inbox.put_nowait(command)
         except queue.Full:
