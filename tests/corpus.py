@@ -188,7 +188,7 @@ def babble(samples: int, seed: int, talkers: int = BABBLE_TALKERS) -> Float:
     mix = np.zeros(samples, dtype=np.float64)
     for talker in range(talkers):
         voice = voices[(seed + talker) % len(voices)]
-        mix += _unit(_talk(voice, samples, rng))
+        mix += _unit(reading(voice, samples, rng))
     return _unit(mix)
 
 
@@ -197,7 +197,7 @@ def tv(samples: int, seed: int) -> Float:
     at the same level."""
     rng = np.random.default_rng(seed)
     voices = available(VOICES_ALL)
-    speech = _unit(_talk(voices[seed % len(voices)], samples, rng))
+    speech = _unit(reading(voices[seed % len(voices)], samples, rng))
     return _unit(speech + _music(samples, rng))
 
 
@@ -245,8 +245,9 @@ def _unit(audio: npt.NDArray[np.floating[Any]]) -> Float:
     return (audio / level if level > 0 else audio).astype(np.float32)
 
 
-def _talk(voice: Voice, samples: int, rng: np.random.Generator) -> Float:
-    """``voice`` reading out-of-domain sentences back to back, from a random one."""
+def reading(voice: Voice, samples: int, rng: np.random.Generator) -> Float:
+    """``samples`` of ``voice`` reading out-of-domain sentences (tests/data) back to back,
+    from a random one."""
     from tests.understand import lines  # noqa: PLC0415 (understand imports the pipeline)
 
     sentences = lines("out_of_domain.txt")
