@@ -24,10 +24,13 @@ class Action:
 
 @dataclass(frozen=True)
 class AnswerDue(Action):
-    """An utterance was understood (or not) and is owed an answer by the dialogue."""
+    """An utterance was understood (or not) and is owed an answer by the dialogue.
+
+    ``doubtful``: heard in a loud room, so the dialogue asks once more before acting."""
 
     utterance_id: str
     result: IntentResult
+    doubtful: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,14 @@ class PlaybackControl(Action):
 
     action: str
     volume: int
+
+
+@dataclass(frozen=True)
+class ListenAgain(Action):
+    """The satellite asked the person something (about ``utterance_id``): once it has
+    said so, listen for the answer without a wake word."""
+
+    utterance_id: str
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ tone that leaves the microphone open.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
@@ -32,6 +33,7 @@ from .actions import (
     AnswerDue,
     BargeIn,
     HaIntentRequested,
+    ListenAgain,
     PlaybackControl,
     ReplyRequested,
 )
@@ -53,6 +55,7 @@ from .mqtt.payloads import (
 )
 from .mqtt.ratelimit import RateLimitedLog
 from .mqtt.tts_responder import Publish, TtsResponder
+from .nlu.events import IntentRecognized
 from .queues import drain
 from .tts.base import TtsEngine
 from .understanding.dialogue import Dialogue
@@ -87,6 +90,9 @@ class FrameProcessor(Protocol):
 
     def set_speaking(self, speaking: bool) -> None:
         """Whether the satellite's own voice is playing (barge-in gating)."""
+
+    def listen_again(self, at_seconds: float) -> list[Event]:
+        """Listen without a wake word (the satellite asked a question)."""
 
     @property
     def hearing(self) -> bool:
@@ -181,6 +187,8 @@ class SatelliteApp:
         self.dialogue = dialogue
         #: Told of every action the app carries out (the timeline).
         self.on_action = on_action
+        #: The dialogue asked something: listen without a wake word once it is said.
+        self._listen_after_reply = False
 
     # --- the frame loop -----------------------------------------------------------------
 
@@ -288,11 +296,23 @@ class SatelliteApp:
                 _LOGGER.info("Listening for %s", ", ".join(command.wake_words))
 
     def _take(self, events: list[Event]) -> None:
-        """The pipeline's events, then the actions they brought."""
+        """The pipeline's events, then the actions they brought. The intent of an
+        utterance the dialogue asks about once more (a doubtful one) goes out as not
+        understood: Home Assistant acts on intent events. The dialogue publishes it
+        when the request is heard again."""
+        actions = self.pipeline.take_actions()
+        doubtful = {a.utterance_id for a in actions if isinstance(a, AnswerDue) and a.doubtful}
         for event in events:
-            self._on_event(event)
-        for action in self.pipeline.take_actions():
+            if isinstance(event, IntentRecognized) and self._held_back(event, doubtful):
+                self._on_event(dataclasses.replace(event, intent=None, slots={}))
+            else:
+                self._on_event(event)
+        for action in actions:
             self._perform(action)
+
+    def _held_back(self, event: IntentRecognized, doubtful: set[str]) -> bool:
+        """Whether an intent event waits for the dialogue to hear the request again."""
+        return self.dialogue is not None and event.utterance_id in doubtful
 
     def _perform(self, item: Event | Action) -> None:
         """Publish a fact; carry out an action."""
@@ -304,8 +324,11 @@ class SatelliteApp:
         if isinstance(item, AnswerDue):
             if self.dialogue is not None:
                 at = item.timestamp_seconds
-                for answer in self.dialogue.handle(item.result, item.utterance_id, at):
+                answers = self.dialogue.handle(item.result, item.utterance_id, at, item.doubtful)
+                for answer in answers:
                     self._perform(answer)
+        elif isinstance(item, ListenAgain):
+            self._listen_after_reply = True
         elif isinstance(item, BargeIn):
             self.voice.stop()
         elif isinstance(item, ReplyRequested):
@@ -374,6 +397,9 @@ class SatelliteApp:
                 self.pipeline.set_speaking(notice.speaking)
                 if not self.muted:
                     self._set_state("responding" if notice.speaking else "idle")
+                if not notice.speaking and self._listen_after_reply:
+                    self._listen_after_reply = False
+                    self._take(self.pipeline.listen_again(self._now))
 
     def _set_state(self, state: str, when: float | None = None, force: bool = False) -> None:
         if state == self.state and not force:

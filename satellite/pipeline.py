@@ -23,6 +23,7 @@ from .frontend.echo_engines import make_echo_canceller
 from .frontend.gain import AutoGain
 from .frontend.noise import PassThrough, make_noise_suppressor
 from .frontend.recorder import Phase, UtteranceRecorder
+from .frontend.settings import WAKE_WEBRTC_LEVEL
 from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
 from .prosody.monitor import ProsodyMonitor
@@ -57,6 +58,8 @@ class Stages:
     prosody: ProsodyMonitor | None = None
     #: The speaker's echo out of the microphone (frontend.echo; fed by audio.echo_tap).
     echo: EchoStage | None = None
+    #: What the wake word hears the microphone through (None: the denoised audio).
+    wake_ears: FrameFilter | None = None
 
 
 def build_stages(
@@ -88,6 +91,7 @@ def build_stages(
         )
     )
     vad = make_vad(fe.vad.engine)
+    wake_ears = None if wake is None else make_wake_ears(fe.wake.hears)
     prosody = (
         ProsodyMonitor(config.prosody) if config.prosody.enabled and understanding is None else None
     )
@@ -117,7 +121,18 @@ def build_stages(
         ),
         understanding=understanding,
         prosody=prosody,
+        wake_ears=wake_ears,
     )
+
+
+def make_wake_ears(hears: str) -> FrameFilter | None:
+    """What the wake word hears the microphone through (``frontend.wake.hears``): its
+    own WebRTC suppression, the microphone as it is, or (None) the denoised audio."""
+    if hears == "webrtc":
+        return make_noise_suppressor("webrtc", 0, WAKE_WEBRTC_LEVEL)
+    if hears == "raw":
+        return PassThrough("wake_ears")
+    return None
 
 
 def build_pipeline(
@@ -188,6 +203,19 @@ class Pipeline:
         """
         self._speaking = speaking
 
+    def listen_again(self, at_seconds: float) -> list[Event]:
+        """Listen for an utterance with no wake word from ``at_seconds`` (the satellite
+        asked a question and has said it); it times out as after a wake word. Nothing
+        happens while an utterance is being heard or with no wake word to skip."""
+        s = self.stages
+        if s.wake is None or s.recorder.active:
+            return []
+        events: list[Event] = []
+        self._set_state(State.LISTENING, at_seconds, events)
+        s.vad.reset()
+        s.recorder.start_after_wake(at_seconds)  # nothing before it is the answer
+        return events
+
     def process(self, chunk: AudioChunk) -> list[Event]:
         """Feed audio of any length; return the events it completed, in order."""
         events: list[Event] = []
@@ -239,7 +267,7 @@ class Pipeline:
     def reset(self) -> None:
         """Reset every stage and return to the starting state."""
         s = self.stages
-        for stage in (s.noise, s.gain, s.vad, s.wake, s.recorder, s.understanding):
+        for stage in (s.noise, s.wake_ears, s.gain, s.vad, s.wake, s.recorder, s.understanding):
             if stage is not None:
                 stage.reset()
         self._framer.reset()
@@ -258,10 +286,17 @@ class Pipeline:
         if s.understanding is not None:
             self._mic.add(frame, clean)  # what the recognizer hears (before the gain)
         # The wake word model normalises its own features (PCAN); it hears better before
-        # our gain stage than after it, so it listens to the denoised, ungained audio.
+        # our gain stage than after it. What it hears is measured on many voices and
+        # rooms (bench/robustness.py): by default its own gentle WebRTC suppression.
         hit: WakeHit | None = None
         if s.wake is not None:
-            hit = self._supervisor.guard(s.wake, s.wake.process, clean, None, events)
+            ears = s.wake_ears
+            heard = (
+                clean
+                if ears is None
+                else self._supervisor.guard(ears, ears.process, frame, frame, events)
+            )
+            hit = self._supervisor.guard(s.wake, s.wake.process, heard, None, events)
         clean = self._supervisor.guard(s.gain, s.gain.process, clean, clean, events)
 
         if hit is not None and s.recorder.following_on:

@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(espeak-ng libespeak-ng1 libasound2-dev alsa-utils mosquitto sox flite systemd libspeexdsp1)
+# festival + festvox-*: recorded-speech voices for the test corpus (tests/corpus.py);
+# libspeexdsp1: the echo canceller (frontend.echo).
+APT_PACKAGES=(espeak-ng libespeak-ng1 libasound2-dev alsa-utils mosquitto sox flite systemd
+    festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts libspeexdsp1)
 VENV="${POCKET_VENV:-$HOME/.cache/pocket-satellite/venv}"
 PYTHON="${POCKET_PYTHON:-python3}"
 

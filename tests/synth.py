@@ -35,7 +35,7 @@ def espeak(text: str, voice: str = "en-us", rate_wpm: int = 160, pitch: int = 50
         capture_output=True,
         check=True,
     ).stdout
-    return trim(_wav_to_float(out))
+    return trim(wav_to_float(out))
 
 
 def flite(text: str, voice: str = "kal16") -> Float:
@@ -45,10 +45,11 @@ def flite(text: str, voice: str = "kal16") -> Float:
         subprocess.run(
             ["flite", "-voice", voice, "-t", text, "-o", str(path)], check=True, capture_output=True
         )
-        return trim(_wav_to_float(path.read_bytes()))
+        return trim(wav_to_float(path.read_bytes()))
 
 
-def _wav_to_float(data: bytes) -> Float:
+def wav_to_float(data: bytes) -> Float:
+    """A WAV file's samples as floats on a 16-bit scale, at 16 kHz."""
     with wave.open(io.BytesIO(data)) as wav:
         rate = wav.getframerate()
         raw = wav.readframes(wav.getnframes())

@@ -81,6 +81,12 @@ class VadSettings(Section):
     )
 
 
+#: What the wake word may hear (see WakeSettings.hears).
+WAKE_INPUTS = ("webrtc", "raw", "denoised")
+#: WebRTC's suppression level when the wake word hears ``webrtc`` (0-4).
+WAKE_WEBRTC_LEVEL = 2
+
+
 @dataclass(frozen=True)
 class WakeSettings(Section):
     """Wake word detection."""
@@ -95,6 +101,12 @@ class WakeSettings(Section):
     )
     refractory_seconds: float = option(
         2.0, check_number(0.0, 30.0, " s"), "Ignore further detections for this long, s (0-30)"
+    )
+    hears: str = option(
+        "webrtc",
+        check_choice(WAKE_INPUTS),
+        "What the wake word hears: webrtc (its own WebRTC suppression, level 2), raw, "
+        "or denoised (what frontend.noise gives the recognizer)",
     )
 
 

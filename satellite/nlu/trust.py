@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from .intents import CARE_INTENTS, DEVICE_ACTION_INTENTS
-from .recognizer import IntentResult
+from .recognizer import SOURCE_TEMPLATE, IntentResult
 
 if TYPE_CHECKING:
     from ..stt.settings import SttSettings
@@ -92,3 +92,17 @@ def let_pass(result: IntentResult, previous: IntentResult | None) -> bool:
     if result.intent is None:
         return True
     return previous is not None and same_request(previous, result)
+
+
+def doubtful(result: IntentResult, loud: bool, settings: SttSettings) -> bool:
+    """Whether an understood result is to be asked about once more before it is acted
+    on: heard in a ``loud`` room (noise makes a command out of almost anything, with
+    scores as good as a right one's; unless ``ask_again_when_loud`` is off), or a
+    template result less confident than ``doubt_below_confidence`` (reverberation
+    misleads a quiet room's search; the LLM's confidence is on another scale)."""
+    if result.intent is None:
+        return False
+    unsure = result.confidence < settings.doubt_below_confidence
+    if result.source == SOURCE_TEMPLATE and unsure:
+        return True
+    return loud and settings.ask_again_when_loud

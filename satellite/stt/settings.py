@@ -63,6 +63,16 @@ class SttSettings(Section):
         check_boolean,
         "In a loud room a device action needs the raw and the denoised hearing to agree",
     )
+    ask_again_when_loud: bool = option(
+        True,
+        check_boolean,
+        "In a loud room ask once more (or confirm a call for help) instead of acting",
+    )
+    doubt_below_confidence: float = option(
+        0.86,
+        check_number(0.0, 1.0),
+        "In any room, ask once more about a result less confident than this (0-1; 0 = off)",
+    )
     own_mean_retry: bool = option(
         True,
         check_boolean,

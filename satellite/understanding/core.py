@@ -74,6 +74,8 @@ class UtteranceReport:
     #: The utterance searched again from its own mean (the streaming search was not
     #: trusted), whether or not that search was.
     own_mean: SttResult | None = None
+    #: Whether its room was judged loud (when it was decided).
+    loud: bool = False
 
 
 class Understanding:
@@ -194,6 +196,7 @@ class Understanding:
             del self.reports[next(iter(self.reports))]
         started = time.perf_counter()
         self.hearing.judge_loudness(utterance.timestamp_seconds)
+        report.loud = self.hearing.loud
         streamed = self.recognizer.finish()
         report.timings_ms["stt_finish"] = ms_since(started)
         started = time.perf_counter()
@@ -262,9 +265,14 @@ class Understanding:
         return actions
 
     def _conclude(self, utterance_id: str, result: IntentResult, now: float) -> list[Event]:
+        """The intent event and the answer owed (``doubtful``: the dialogue asks once
+        more; the app publishes its intent event as not understood, see app.py)."""
         report = self.reports.get(utterance_id)
         if report is not None:
             report.intent = result
+        said_before = self._said_before(utterance_id, result)
+        loud = report.loud if report is not None else self.hearing.loud
+        doubtful = not said_before and trust.doubtful(result, loud, self.settings)
         events: list[Event] = [
             IntentRecognized(
                 timestamp_seconds=now,
@@ -276,8 +284,8 @@ class Understanding:
                 text=result.text,
             )
         ]
-        if not self._said_before(utterance_id, result):
-            self._actions.append(AnswerDue(now, utterance_id, result))
+        if not said_before:
+            self._actions.append(AnswerDue(now, utterance_id, result, doubtful))
         return events
 
     def _said_before(self, utterance_id: str, result: IntentResult) -> bool:

@@ -5,6 +5,16 @@ are handed on as ``HaIntentRequested`` actions; HA's spoken answer comes back th
 ``on_response``, and when it does not come within ``ha_timeout_seconds`` a fallback is
 spoken instead. It returns facts to publish (``HelpRequested``) and actions to carry out.
 Pure logic: the caller passes the time in, so tests need no clock.
+
+Precision first: a ``doubtful`` result (heard in a loud room, where noise makes some
+command out of almost anything) is not acted on. The dialogue asks once more ("Sorry,
+say that again", or for a call for help "Do you need help?") and listens without a wake
+word (a ``ListenAgain`` action). The same request heard again within
+``ANSWER_WINDOW_SECONDS`` goes out at once, doubtful or not (a call for help repeated in
+any words is one); a different doubtful one is not understood (it asks only once).
+Understanding publishes a doubtful hearing as not understood (Home Assistant acts on
+intent events), so a request confirmed by a second doubtful hearing gets its
+``IntentRecognized`` from here.
 """
 
 from __future__ import annotations
@@ -14,11 +24,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..actions import Action, HaIntentRequested, PlaybackControl, ReplyRequested
+from ..actions import Action, HaIntentRequested, ListenAgain, PlaybackControl, ReplyRequested
 from ..events import Event
-from ..nlu.events import HelpRequested
+from ..nlu.events import HelpRequested, IntentRecognized
 from ..nlu.intents import CARE_INTENTS
 from ..nlu.recognizer import IntentResult
+from ..nlu.trust import same_request
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -29,7 +40,20 @@ REPLIES = {
     "nothing_to_repeat": "I haven't said anything yet.",
     "ha_timeout": "Sorry, Home Assistant did not answer.",
     "volume": "Volume {volume} percent.",
+    "say_again": "Sorry, say that again.",
+    "confirm_help": "Do you need help? Say help again if you do.",
 }
+#: After asking once more, the answer counts for this long, s (the question is spoken
+#: first, then the person answers).
+ANSWER_WINDOW_SECONDS = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What the dialogue asked about: the doubtful result, and until when an answer counts."""
+
+    result: IntentResult
+    until_seconds: float
 
 
 @dataclass(slots=True)
@@ -52,19 +76,43 @@ class Dialogue:
         self._now = now
         self._last_reply = ""
         self._pending: dict[str, _Pending] = {}
+        self._asked: _Asked | None = None
 
     @property
     def waiting_for(self) -> list[str]:
         """Utterance ids whose HA answer is still awaited."""
         return list(self._pending)
 
+    @property
+    def asking(self) -> bool:
+        """Whether it asked once more and waits for the answer (see ``handle``)."""
+        return self._asked is not None
+
     def handle(
-        self, result: IntentResult, utterance_id: str, at_seconds: float
+        self, result: IntentResult, utterance_id: str, at_seconds: float, doubtful: bool = False
     ) -> list[Event | Action]:
-        """React to an understood (or not understood) utterance."""
+        """React to an understood (or not understood) utterance; a ``doubtful`` one is
+        asked about once more instead of acted on."""
+        asked, self._asked = self._asked, None
+        if asked is not None and at_seconds > asked.until_seconds:
+            asked = None
         intent = result.intent
         if intent is None:
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
+        if asked is not None and repeats(asked.result, result):
+            if doubtful:  # heard twice: it goes out at once, published from here
+                recognized = _recognized(result, utterance_id, at_seconds)
+                return [recognized, *self.handle(result, utterance_id, at_seconds)]
+        elif doubtful and asked is not None:
+            return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
+        if doubtful:
+            self._asked = _Asked(result, at_seconds + ANSWER_WINDOW_SECONDS)
+            question = REPLIES["confirm_help" if intent == "CallForHelp" else "say_again"]
+            _LOGGER.info("Doubtful %s (%r): asking once more", intent, result.text)
+            return [
+                *self._say(utterance_id, question, at_seconds),
+                ListenAgain(timestamp_seconds=at_seconds, utterance_id=utterance_id),
+            ]
         if intent not in CARE_INTENTS:
             self._pending[utterance_id] = _Pending(
                 utterance_id, at_seconds + self.ha_timeout_seconds
@@ -134,6 +182,27 @@ class Dialogue:
     def _say(self, utterance_id: str, text: str, at_seconds: float) -> list[Event | Action]:
         self._last_reply = text
         return [ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id, text=text)]
+
+
+def _recognized(result: IntentResult, utterance_id: str, at_seconds: float) -> IntentRecognized:
+    """The intent event for a request confirmed by saying it again (understanding
+    published the doubtful hearings as not understood)."""
+    return IntentRecognized(
+        timestamp_seconds=at_seconds,
+        utterance_id=utterance_id,
+        intent=result.intent,
+        slots=dict(result.slots),
+        confidence=result.confidence,
+        source=result.source,
+        text=result.text,
+    )
+
+
+def repeats(asked: IntentResult, answer: IntentResult) -> bool:
+    """Whether ``answer`` asks for what was asked about: the same request, or help again."""
+    if asked.intent == "CallForHelp":
+        return answer.intent == "CallForHelp"
+    return same_request(asked, answer)
 
 
 def spoken_time(now: dt.datetime) -> str:

@@ -1,0 +1,193 @@
+"""Robustness: every voice family in every room, for understanding and the wake word.
+
+Run on one core:  taskset -c 0 python bench/robustness.py [--step 3] [--full]
+
+Scenes come from tests/corpus.py (eSpeak NG, flite and Festival voices; clean, reverb,
+white, pink, babble and TV-like noise) and are replayed frame by frame through the
+satellite as it hears them (default configuration, no LLM).
+
+- Commands (tests/data/commands.tsv, every ``--step``-th) after "okay nabu": right at
+  once, right after the satellite asked once more (the command said again, another take
+  of the noise), wrong intent, not understood, false call for help, no wake.
+- Out-of-domain sentences (tests/data/out_of_domain.txt): how often one switches a
+  device or calls for help.
+- The wake word: detections of "okay nabu" per voice family and room for each thing
+  it may hear (raw, speex at 30 and 12 dB, webrtc), at the model's own cutoff; false
+  wakes per hour of reading without the wake word, from every voice.
+
+Writes bench/results/robustness.json and prints the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import RESULTS, print_table, write_results
+from satellite.config import Config
+from tests import corpus, robustness
+from tests.understand import commands, lines
+
+#: Rooms of the default run (``--full``: every room of the corpus).
+ROOMS = (
+    corpus.Room("clean"),
+    corpus.Room("reverb"),
+    corpus.Room("white", 10.0),
+    corpus.Room("pink", 10.0),
+    corpus.Room("babble", 10.0),
+    corpus.Room("tv", 10.0),
+    corpus.Room("white", 20.0),
+    corpus.Room("babble", 20.0),
+)
+WAKE_ROOMS = (corpus.Room("clean"), corpus.Room("reverb"), corpus.Room("babble", 10.0))
+
+
+def run_commands(rooms: tuple[corpus.Room, ...], step: int) -> dict[str, Any]:
+    config = Config()
+    understanding = robustness.listener(config)
+    voices = corpus.available(corpus.VOICES_ALL)
+    rows = commands()[::step]
+    table: dict[str, dict[str, Any]] = {}
+    mistakes: list[dict[str, Any]] = []
+    for room in rooms:
+        started = time.perf_counter()
+        for family in corpus.FAMILIES:
+            tally = robustness.Tally()
+            members = [v for v in voices if v.family == family]
+            for index, (text, intent, slots) in enumerate(rows):
+                voice = members[index % len(members)]
+                what, heard = robustness.judge(
+                    config, understanding, voice, text, room, intent, slots, index
+                )
+                tally.add(what)
+                if what in (robustness.WRONG, robustness.FALSE_HELP) and heard.first:
+                    got = heard.first.result
+                    mistakes.append(
+                        {"room": room.label, "voice": voice.label, "said": text,
+                         "heard": got.text, "intent": got.intent}
+                    )  # fmt: skip
+            table[f"{family} | {room.label}"] = tally.to_dict()
+        print(f"  commands in {room.label}: {time.perf_counter() - started:.0f} s", flush=True)
+    return {"commands": len(rows), "table": table, "mistakes": mistakes}
+
+
+def run_out_of_domain(rooms: tuple[corpus.Room, ...], step: int) -> dict[str, Any]:
+    config = Config()
+    understanding = robustness.listener(config)
+    voices = corpus.available(corpus.VOICES_ALL)
+    sentences = lines("out_of_domain.txt")[::step]
+    table: dict[str, dict[str, Any]] = {}
+    for room in rooms:
+        for family in corpus.FAMILIES:
+            members = [v for v in voices if v.family == family]
+            counts = {"n": 0, "device_switched": 0, "false_help": 0, "asked_again": 0}
+            for index, text in enumerate(sentences):
+                voice = members[index % len(members)]
+                scene = robustness.scene(voice, text, room, index)
+                heard = robustness.replay(config, scene.audio, False, understanding)
+                acted = robustness.acted_on(heard.first)
+                counts["n"] += 1
+                counts["device_switched"] += robustness.device_switched_by(acted)
+                counts["false_help"] += acted is not None and acted.intent == "CallForHelp"
+                counts["asked_again"] += bool(heard.first and heard.first.doubtful)
+            table[f"{family} | {room.label}"] = counts
+    return {"sentences": len(sentences), "table": table}
+
+
+def run_wake(rooms: tuple[corpus.Room, ...], step: int, hours_per_voice: float) -> dict[str, Any]:
+    voices = corpus.available(corpus.VOICES_ALL)
+    rows = [text for text, _, _ in commands()][::step]
+    table: dict[str, dict[str, Any]] = {}
+    for room in rooms:
+        for family in corpus.FAMILIES:
+            members = [v for v in voices if v.family == family]
+            woke: dict[str, int] = defaultdict(int)
+            for index, text in enumerate(rows):
+                voice = members[index % len(members)]
+                audio = robustness.scene(voice, text, room, index).audio
+                for hears in robustness.WAKE_INPUTS:
+                    woke[hears] += bool(robustness.wake_hits(audio, hears))
+            table[f"{family} | {room.label}"] = {
+                "n": len(rows),
+                **{h: round(c / len(rows), 4) for h, c in woke.items()},
+            }
+    false: dict[str, int] = defaultdict(int)
+    for index, voice in enumerate(voices):
+        audio = robustness.talk(voice, hours_per_voice * 3600.0, seed=index)
+        for hears in robustness.WAKE_INPUTS:
+            false[hears] += len(robustness.wake_hits(audio, hears))
+    hours = hours_per_voice * len(voices)
+    return {
+        "table": table,
+        "false_wakes": {
+            "hours": round(hours, 3),
+            "per_hour": {h: round(c / hours, 2) for h, c in false.items()},
+            "count": dict(false),
+        },
+    }
+
+
+def device_rows(results: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for key, row in results["table"].items():
+        family, room = key.split(" | ")
+        rows.append(
+            [family, room, row["n"]]
+            + [f"{100 * row[w]:.0f}" for w in robustness.OUTCOMES]
+        )  # fmt: skip
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--step", type=int, default=3, help="every STEP-th command")
+    parser.add_argument("--full", action="store_true", help="every room of the corpus")
+    parser.add_argument("--wake-hours", type=float, default=0.02, help="reading per voice, h")
+    parser.add_argument("--ood-step", type=int, default=1, help="every STEP-th OOD sentence")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["commands", "ood", "wake"])
+    args = parser.parse_args()
+    rooms = corpus.ROOMS_ALL if args.full else ROOMS
+    results: dict[str, Any] = {}
+    if "wake" not in args.skip:
+        results["wake"] = run_wake(WAKE_ROOMS, args.step, args.wake_hours)
+        wake = results["wake"]
+        print_table(
+            ["family", "room", "n", *robustness.WAKE_INPUTS],
+            [[*k.split(" | "), r["n"], *(f"{100 * r[h]:.0f}" for h in robustness.WAKE_INPUTS)]
+             for k, r in wake["table"].items()],
+        )  # fmt: skip
+        print(f"false wakes per hour ({wake['false_wakes']['hours']} h):", wake["false_wakes"])
+    if "commands" not in args.skip:
+        results["commands"] = run_commands(rooms, args.step)
+        print_table(
+            ["family", "room", "n", *(f"{w} %" for w in robustness.OUTCOMES)],
+            device_rows(results["commands"]),
+        )
+    if "ood" not in args.skip:
+        results["out_of_domain"] = run_out_of_domain(
+            (corpus.Room("clean"), corpus.Room("white", 10.0)), args.ood_step
+        )
+        print_table(
+            ["voices | room", "n", "device switched", "false help", "asked again"],
+            [[k, *r.values()] for k, r in results["out_of_domain"]["table"].items()],
+        )
+    # the parts run now replace those of an earlier run; the others are kept
+    earlier = RESULTS / "robustness.json"
+    merged: dict[str, Any] = json.loads(earlier.read_text()) if earlier.exists() else {}
+    merged.pop("machine", None)
+    merged.update(results)
+    merged["voices"] = [v.label for v in corpus.available(corpus.VOICES_ALL)]
+    merged["command_step"] = args.step
+    print(write_results("robustness", merged))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

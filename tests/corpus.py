@@ -1,0 +1,281 @@
+"""A corpus of many voices and rooms, made at test time and cached on disk.
+
+Voices come from three synthesisers that sound nothing alike: eSpeak NG (formant
+voices, several variants and rates), flite and Festival (recorded-speech voices:
+diphone and HTS). Rooms: clean, a short synthetic reverberation, and white, pink,
+babble (other speech) and television-like (speech with music) noise at 20, 10 and 5 dB
+below the speech. Shared by the robustness tests and bench/robustness.py.
+
+Rendered speech is cached under ``POCKET_CORPUS_CACHE`` (default
+``~/.cache/pocket-satellite/corpus``) by a hash of everything that made it (synthesiser,
+voice, rate, text, corpus version), so a second run synthesises nothing. Noise is made
+from a seed each time (cheap, and the same every run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import signal
+
+from tests import synth
+from tests.synth import RATE, Float
+
+#: Bump when rendering changes, so old cached audio is not reused.
+CORPUS_VERSION = 1
+CACHE = Path(
+    os.environ.get("POCKET_CORPUS_CACHE", Path.home() / ".cache" / "pocket-satellite" / "corpus")
+)
+#: Reverberation time of the synthetic room, s (a small furnished room).
+REVERB_RT60_SECONDS = 0.35
+#: Talkers mixed into babble.
+BABBLE_TALKERS = 4
+#: Musical notes per second on the television.
+TV_NOTES_PER_SECOND = 4.0
+
+ENGINES = {"espeak": "espeak-ng", "flite": "flite", "festival": "text2wave"}
+
+
+@dataclass(frozen=True)
+class Voice:
+    """A synthesiser voice. ``family``: ``espeak``, ``flite`` or ``festival``; ``rate``:
+    words per minute for eSpeak, a duration stretch (1.0 = as built) for the others."""
+
+    family: str
+    name: str
+    rate: float
+
+    @property
+    def label(self) -> str:
+        """``family/name@rate``."""
+        return f"{self.family}/{self.name}@{self.rate:g}"
+
+    @property
+    def available(self) -> bool:
+        """Whether its synthesiser (and, for Festival, the voice) is installed."""
+        if shutil.which(ENGINES[self.family]) is None:
+            return False
+        if self.family == "festival":
+            return any(Path("/usr/share/festival/voices").glob(f"*/{self.name}"))
+        return True
+
+
+#: Every voice of the full set. Festival's come from Debian's festvox packages.
+VOICES_ALL = (
+    Voice("espeak", "en-us", 160),
+    Voice("espeak", "en-us+f3", 140),
+    Voice("espeak", "en-gb-x-rp", 180),
+    Voice("flite", "slt", 1.0),
+    Voice("flite", "kal16", 1.0),
+    Voice("flite", "awb", 1.0),
+    Voice("flite", "rms", 1.15),
+    Voice("festival", "kal_diphone", 1.0),
+    Voice("festival", "ked_diphone", 1.0),
+    Voice("festival", "cmu_us_slt_arctic_hts", 1.0),
+)
+#: One voice per family for CI (flite's slt is the voice the old front end lost).
+VOICES_CI = (
+    Voice("espeak", "en-us", 160),
+    Voice("flite", "slt", 1.0),
+    Voice("festival", "kal_diphone", 1.0),
+)
+FAMILIES = ("espeak", "flite", "festival")
+
+
+@dataclass(frozen=True)
+class Room:
+    """Where the speech is heard: ``kind`` is ``clean``, ``reverb``, ``white``, ``pink``,
+    ``babble`` or ``tv``; ``snr_db``: speech (active RMS) over noise (RMS), dB."""
+
+    kind: str
+    snr_db: float | None = None
+
+    @property
+    def label(self) -> str:
+        """``clean``, ``reverb`` or ``<kind> <snr> dB``."""
+        return self.kind if self.snr_db is None else f"{self.kind} {self.snr_db:g} dB"
+
+    @property
+    def noisy(self) -> bool:
+        """Whether noise is mixed in."""
+        return self.snr_db is not None
+
+
+ROOMS_ALL = (
+    Room("clean"),
+    Room("reverb"),
+    *(Room(kind, snr) for kind in ("white", "pink", "babble", "tv") for snr in (20.0, 10.0, 5.0)),
+)
+ROOMS_CI = (Room("clean"), Room("white", 10.0), Room("babble", 10.0))
+
+
+def available(voices: Sequence[Voice]) -> list[Voice]:
+    """The voices whose synthesiser is installed."""
+    return [v for v in voices if v.available]
+
+
+# --- speech -----------------------------------------------------------------------------
+
+
+def speak(voice: Voice, text: str) -> Float:
+    """``text`` in ``voice``: float samples on a 16-bit scale at 16 kHz, trimmed; cached."""
+    key = json.dumps([CORPUS_VERSION, voice.family, voice.name, voice.rate, text])
+    path = CACHE / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.npy"
+    if path.exists():
+        loaded: Float = np.load(path)
+        return loaded
+    audio = _render(voice, text).astype(np.float32)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(partial, audio)
+    partial.replace(path)  # atomic: parallel runs never read half a file
+    return audio
+
+
+def _render(voice: Voice, text: str) -> Float:
+    if not voice.available:
+        raise RuntimeError(
+            f"voice {voice.label} is not installed: run scripts/bootstrap.sh "
+            "(it installs espeak-ng, flite, festival and the festvox voices)"
+        )
+    if voice.family == "espeak":
+        return synth.espeak(text, voice.name, round(voice.rate))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.wav"
+        if voice.family == "flite":
+            command = ["flite", "-voice", voice.name, "-t", text, "-o", str(out)]
+            command += ["--setf", f"duration_stretch={voice.rate}"]
+            subprocess.run(command, check=True, capture_output=True)
+        else:
+            setup = f"(voice_{voice.name}) (Parameter.set 'Duration_Stretch {voice.rate})"
+            subprocess.run(
+                ["text2wave", "-eval", setup, "-o", str(out)],
+                input=text.encode(),
+                check=True,
+                capture_output=True,
+            )
+        return synth.trim(synth.wav_to_float(out.read_bytes()))
+
+
+# --- rooms ------------------------------------------------------------------------------
+
+
+def pink_noise(samples: int, seed: int) -> Float:
+    """Unit-RMS pink (1/f power) noise."""
+    rng = np.random.default_rng(seed)
+    spectrum = np.fft.rfft(rng.standard_normal(samples))
+    freqs = np.fft.rfftfreq(samples, 1.0 / RATE)
+    spectrum[1:] /= np.sqrt(freqs[1:])
+    spectrum[0] = 0.0
+    return _unit(np.fft.irfft(spectrum, samples))
+
+
+def babble(samples: int, seed: int, talkers: int = BABBLE_TALKERS) -> Float:
+    """Unit-RMS babble: ``talkers`` voices reading out-of-domain sentences at once."""
+    rng = np.random.default_rng(seed)
+    voices = available(VOICES_ALL)
+    mix = np.zeros(samples, dtype=np.float64)
+    for talker in range(talkers):
+        voice = voices[(seed + talker) % len(voices)]
+        mix += _unit(reading(voice, samples, rng))
+    return _unit(mix)
+
+
+def tv(samples: int, seed: int) -> Float:
+    """Unit-RMS television: one voice reading, over music (harmonic notes with decays)
+    at the same level."""
+    rng = np.random.default_rng(seed)
+    voices = available(VOICES_ALL)
+    speech = _unit(reading(voices[seed % len(voices)], samples, rng))
+    return _unit(speech + _music(samples, rng))
+
+
+def reverberate(audio: Float, seed: int = 0, rt60_seconds: float = REVERB_RT60_SECONDS) -> Float:
+    """``audio`` in a small room: convolved with exponentially decaying noise (the direct
+    sound first), at the same active level."""
+    rng = np.random.default_rng(seed)
+    n = round(rt60_seconds * RATE)
+    decay = np.exp(-6.9 * np.arange(n) / n)  # -60 dB at rt60
+    response = rng.standard_normal(n) * decay * 0.25
+    response[0] = 1.0
+    wet = signal.fftconvolve(audio.astype(np.float64), response)[: len(audio)]
+    level = synth.active_rms(audio)
+    gain = level / max(synth.active_rms(wet.astype(np.float32)), 1e-9)
+    out: Float = (wet * gain).astype(np.float32)
+    return out
+
+
+def in_room(audio: Float, room: Room, seed: int = 0, reference: Float | None = None) -> Float:
+    """``audio`` heard in ``room``: noise at ``room.snr_db`` below the active RMS of
+    ``reference`` (default: the audio itself), or reverberated."""
+    if room.kind == "clean":
+        return audio
+    if room.kind == "reverb":
+        return reverberate(audio, seed)
+    if room.snr_db is None:
+        raise ValueError(f"room {room.kind!r} needs an SNR")
+    makers = {"white": _white, "pink": pink_noise, "babble": babble, "tv": tv}
+    if room.kind not in makers:
+        raise ValueError(
+            f"unknown room {room.kind!r}: use one of clean, reverb, {', '.join(makers)}"
+        )
+    level = synth.active_rms(reference if reference is not None else audio)
+    noise = makers[room.kind](len(audio), seed) * (level / 10.0 ** (room.snr_db / 20.0))
+    mixed: Float = (audio + noise).astype(np.float32)
+    return mixed
+
+
+def _white(samples: int, seed: int) -> Float:
+    return synth.white_noise(samples / RATE, 1.0, seed)
+
+
+def _unit(audio: npt.NDArray[np.floating[Any]]) -> Float:
+    level = float(np.sqrt(np.mean(np.square(audio)))) if len(audio) else 0.0
+    return (audio / level if level > 0 else audio).astype(np.float32)
+
+
+def reading(voice: Voice, samples: int, rng: np.random.Generator) -> Float:
+    """``samples`` of ``voice`` reading out-of-domain sentences (tests/data) back to back,
+    from a random one."""
+    from tests.understand import lines  # noqa: PLC0415 (understand imports the pipeline)
+
+    sentences = lines("out_of_domain.txt")
+    start = int(rng.integers(len(sentences)))
+    parts: list[Float] = []
+    total = 0
+    k = start
+    while total < samples:
+        part = speak(voice, sentences[k % len(sentences)])
+        parts.extend([part, synth.silence(0.15)])
+        total += len(part) + round(0.15 * RATE)
+        k += 1
+    joined = np.concatenate(parts)
+    offset = int(rng.integers(max(1, len(joined) - samples)))
+    return joined[offset : offset + samples]
+
+
+def _music(samples: int, rng: np.random.Generator) -> Float:
+    """Notes of a few harmonics on a pentatonic scale, each decaying, overlapping."""
+    out = np.zeros(samples, dtype=np.float64)
+    step = round(RATE / TV_NOTES_PER_SECOND)
+    scale = 220.0 * 2.0 ** (np.array([0, 2, 4, 7, 9, 12, 14, 16]) / 12.0)
+    length = step * 3
+    t = np.arange(length) / RATE
+    envelope = np.exp(-t * 4.0)
+    for start in range(0, samples, step):
+        pitch = float(rng.choice(scale))
+        note = sum(np.sin(2 * np.pi * pitch * h * t) / h for h in (1, 2, 3, 4))
+        end = min(samples, start + length)
+        out[start:end] += (note * envelope)[: end - start]
+    return _unit(out)

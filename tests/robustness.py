@@ -1,0 +1,253 @@
+"""Scenes from the corpus replayed through the satellite, and what came of each:
+understanding (right, wrong intent, not understood, asked again, false call for help)
+and the wake word (heard or not, false wakes in ordinary speech).
+
+Shared by tests/test_robustness.py and bench/robustness.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from satellite.actions import AnswerDue
+from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
+from satellite.config import Config
+from satellite.events import Event, WakeDetected
+from satellite.frontend.base import WakeHit
+from satellite.frontend.noise import make_noise_suppressor
+from satellite.frontend.wake import MicroWakeWordDetector
+from satellite.nlu.events import IntentRecognized
+from satellite.nlu.intents import DEVICE_ACTION_INTENTS
+from satellite.nlu.recognizer import IntentResult
+from satellite.pipeline import build_pipeline
+from satellite.understanding import Understanding, build_understanding
+from satellite.understanding.dialogue import repeats
+from tests import corpus, synth
+from tests.understand import FLOOR_RMS
+
+WAKE_PHRASE = "okay nabu"
+#: Silence (room noise) before a scene's speech and after it, s.
+LEAD_SECONDS = 0.8
+TAIL_SECONDS = 1.5
+#: Between the wake word and the command, s.
+GAP_SECONDS = 0.4
+
+#: Outcomes of a command.
+RIGHT = "right"
+WRONG = "wrong_intent"
+NOT_UNDERSTOOD = "not_understood"
+FALSE_HELP = "false_help"
+NO_WAKE = "no_wake"
+#: Right, after the satellite asked once more (a doubtful first hearing).
+RIGHT_AFTER_ASKING = "right_after_asking"
+OUTCOMES = (RIGHT, RIGHT_AFTER_ASKING, WRONG, NOT_UNDERSTOOD, FALSE_HELP, NO_WAKE)
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Audio of a scene and where its command lies in it (samples)."""
+
+    audio: synth.Float
+    command_start: int
+    command_end: int
+
+
+def scene(
+    voice: corpus.Voice,
+    command: str,
+    room: corpus.Room,
+    seed: int = 0,
+    wake: bool = True,
+) -> Scene:
+    """[okay nabu, gap,] command between stretches of room, in ``room`` (the noise's
+    level set by the command's speech), over a quiet room's floor."""
+    said = corpus.speak(voice, command)
+    parts = [synth.silence(LEAD_SECONDS)]
+    if wake:
+        parts += [corpus.speak(voice, WAKE_PHRASE), synth.silence(GAP_SECONDS)]
+    start = sum(len(p) for p in parts)
+    audio = np.concatenate([*parts, said, synth.silence(TAIL_SECONDS)])
+    floor = synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=seed + 7)
+    heard = corpus.in_room(audio, room, seed, reference=said) + floor
+    return Scene(heard.astype(np.float32), start, start + len(said))
+
+
+@dataclass
+class Heard:
+    """What the satellite made of a scene."""
+
+    wakes: list[float] = field(default_factory=list)
+    intents: list[IntentRecognized] = field(default_factory=list)
+    answers: list[AnswerDue] = field(default_factory=list)
+
+    @property
+    def first(self) -> AnswerDue | None:
+        """The answer owed to the first utterance, if any."""
+        return self.answers[0] if self.answers else None
+
+
+def listener(config: Config) -> Understanding:
+    """Understanding without an LLM or speech rate, to replay many scenes with (its
+    decoders take a while to start)."""
+    understanding = build_understanding(config, use_llm=False)
+    understanding.prosody = None
+    return understanding
+
+
+def replay(
+    config: Config,
+    audio: synth.Float,
+    continuous: bool,
+    understanding: Understanding | None = None,
+) -> Heard:
+    """``audio`` frame by frame through a pipeline with ``understanding`` (default: a new
+    ``listener``; no dialogue): its wake words and intents."""
+    if understanding is None:
+        understanding = listener(config)
+    understanding.reset()
+    pipeline = build_pipeline(config, continuous=continuous, understanding=understanding)
+    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
+    heard = Heard()
+    for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        chunk = AudioChunk.from_int16(
+            samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+        )
+        events: list[Event] = pipeline.process(chunk)
+        heard.wakes += [e.timestamp_seconds for e in events if isinstance(e, WakeDetected)]
+        heard.intents += [e for e in events if isinstance(e, IntentRecognized)]
+        heard.answers += [a for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
+    return heard
+
+
+def outcome(got: IntentResult | None, expected: str | None, slots: dict[str, Any]) -> str:
+    """What came of one command acted on as ``got`` (None or no intent: not acted on;
+    ``expected`` None: out-of-domain speech, where any intent is wrong)."""
+    if got is None or got.intent is None:
+        return NOT_UNDERSTOOD
+    if got.intent == "CallForHelp" and expected != "CallForHelp":
+        return FALSE_HELP
+    if got.intent == expected and all(got.slots.get(k) == v for k, v in slots.items()):
+        return RIGHT
+    return WRONG
+
+
+def acted_on(first: AnswerDue | None, again: AnswerDue | None = None) -> IntentResult | None:
+    """What the dialogue acts on, given the first hearing and (when it was doubtful and
+    the satellite asked once more) the hearing of the command said again: the same
+    request again, or a sure answer (see understanding/dialogue.py)."""
+    if first is None or first.result.intent is None:
+        return None
+    if not first.doubtful:
+        return first.result
+    if again is None or again.result.intent is None:
+        return None
+    if repeats(first.result, again.result) or not again.doubtful:
+        return again.result
+    return None
+
+
+def judge(
+    config: Config,
+    understanding: Understanding,
+    voice: corpus.Voice,
+    command: str,
+    room: corpus.Room,
+    expected: str | None,
+    slots: dict[str, Any],
+    seed: int,
+) -> tuple[str, Heard]:
+    """A command after the wake word in ``room``, said again (another take of the noise)
+    when the satellite asks once more: its outcome and the first hearing."""
+    heard = replay(config, scene(voice, command, room, seed).audio, False, understanding)
+    if not heard.wakes:
+        return NO_WAKE, heard
+    first = heard.first
+    if first is None or not first.doubtful or first.result.intent is None:
+        return outcome(acted_on(first), expected, slots), heard
+    again_scene = scene(voice, command, room, seed + 1000)
+    again = replay(config, again_scene.audio, False, understanding).first
+    result = outcome(acted_on(first, again), expected, slots)
+    return (RIGHT_AFTER_ASKING if result == RIGHT else result), heard
+
+
+@dataclass
+class Tally:
+    """Outcomes of many commands in one voice family and room."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, what: str) -> None:
+        self.counts[what] += 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def share(self, what: str) -> float:
+        return self.counts[what] / self.total if self.total else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.total}
+        for what in OUTCOMES:
+            out[what] = round(self.share(what), 4)
+        return out
+
+
+# --- the wake word ----------------------------------------------------------------------
+
+#: What the wake word may hear: the microphone as it is, or denoised one way or another
+#: (name -> noise engine, speex attenuation dB, webrtc level).
+WAKE_INPUTS: dict[str, tuple[str, int, int]] = {
+    "raw": ("off", 0, 0),
+    "speex30": ("speex", 30, 0),
+    "speex12": ("speex", 12, 0),
+    "webrtc2": ("webrtc", 0, 2),
+}
+
+
+def wake_hits(
+    audio: synth.Float, hears: str, cutoff: float | None = None, refractory_seconds: float = 2.0
+) -> list[WakeHit]:
+    """The detections of ``okay_nabu`` in ``audio`` heard through ``WAKE_INPUTS[hears]``
+    (``refractory_seconds`` 0: every frame above ``cutoff``, to find the peaks)."""
+    engine, suppression_db, level = WAKE_INPUTS[hears]
+    noise = make_noise_suppressor(engine, suppression_db, level)
+    detector = MicroWakeWordDetector(("okay_nabu",), cutoff, refractory_seconds)
+    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
+    hits = []
+    for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        frame = AudioChunk.from_int16(
+            samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+        )
+        hit = detector.process(noise.process(frame))
+        if hit is not None:
+            hits.append(hit)
+    return hits
+
+
+def talk(voice: corpus.Voice, seconds: float, seed: int) -> synth.Float:
+    """``voice`` reading out-of-domain sentences for ``seconds`` (no wake word in it)."""
+    return corpus.reading(voice, round(seconds * synth.RATE), np.random.default_rng(seed))
+
+
+def device_switched_by(acted: IntentResult | None) -> bool:
+    """Whether acting on ``acted`` would switch a device."""
+    return acted is not None and acted.intent in DEVICE_ACTION_INTENTS
+
+
+def default_wake_input(config: Config) -> str:
+    """The ``WAKE_INPUTS`` entry that is what the wake word hears with ``config``."""
+    fe = config.frontend
+    if fe.wake.hears == "webrtc":
+        return "webrtc2"
+    if fe.wake.hears == "raw" or fe.noise.engine == "off":
+        return "raw"
+    name = f"speex{fe.noise.suppression_db}" if fe.noise.engine == "speex" else "webrtc"
+    if fe.noise.engine == "webrtc":
+        name += str(fe.noise.webrtc_level)
+    WAKE_INPUTS.setdefault(name, (fe.noise.engine, fe.noise.suppression_db, fe.noise.webrtc_level))
+    return name
