@@ -493,7 +493,8 @@ def _start_up(rec: Recorder, args: argparse.Namespace) -> Satellite:
     --realtime, --timeline or --stand-in-ha)."""
     import queue  # noqa: PLC0415
 
-    from satellite.app import INBOX_SIZE, SatelliteApp, make_info  # noqa: PLC0415
+    from satellite.app import INBOX_SIZE, SatelliteApp  # noqa: PLC0415
+    from satellite.app_contract import make_info  # noqa: PLC0415
     from satellite.cli import run as run_command  # noqa: PLC0415
     from satellite.config import load  # noqa: PLC0415
     from satellite.mqtt.link import MqttLink  # noqa: PLC0415

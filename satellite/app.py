@@ -24,10 +24,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
 
-from . import __version__
 from .actions import (
     Action,
     AnswerDue,
@@ -37,21 +34,16 @@ from .actions import (
     PlaybackControl,
     ReplyRequested,
 )
+from .app_commands import CommandHandling
+from .app_contract import EventSink, FrameProcessor, SpeakJob
 from .audio.chunk import AudioChunk
 from .audio.io import AudioSink
 from .audio.settings import PlayerSettings
-from .config import Config
 from .events import Event, StateChanged
 from .mqtt.payloads import (
     Command,
-    Control,
-    Info,
-    PlayRequest,
     SayDone,
-    SayRequest,
     Slots,
-    SpokenResponse,
-    TtsRequest,
 )
 from .mqtt.ratelimit import RateLimitedLog
 from .mqtt.tts_responder import Publish, TtsResponder
@@ -70,75 +62,9 @@ INBOX_SIZE = 256
 ACKNOWLEDGED_KEPT = 64
 #: After the input ends, wait this long for speech and MQTT to finish, s.
 DRAIN_SECONDS = 10.0
-CAPABILITIES = ("say", "tts", "response", "slots", "control")
 
 
-class FrameProcessor(Protocol):
-    """What the app needs of the pipeline."""
-
-    def process(self, chunk: AudioChunk) -> list[Event]:
-        """Events completed by this audio."""
-
-    def reset(self) -> None:
-        """Forget all state."""
-
-    def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
-        """Events that arrive between frames (LLM results, overdue HA answers)."""
-
-    def end_of_input(self) -> list[Event]:
-        """The input ran out: an utterance still being spoken ends now."""
-
-    def set_speaking(self, speaking: bool) -> None:
-        """Whether the satellite's own voice is playing (barge-in gating)."""
-
-    def listen_again(self, at_seconds: float) -> list[Event]:
-        """Listen without a wake word (the satellite asked a question)."""
-
-    @property
-    def hearing(self) -> bool:
-        """Whether someone may be speaking to the satellite (replies wait)."""
-
-    def take_actions(self) -> list[Action]:
-        """What to do since the last call: barge-in, answers owed (see AnswerDue)."""
-
-    def set_wake_words(self, models: tuple[str, ...]) -> None:
-        """Listen only for these wake word models (ValueError when not loaded)."""
-
-
-class EventSink(Protocol):
-    """Where events go (the MQTT link, or a test double)."""
-
-    def publish_event(self, event: Event) -> None:
-        """Publish one event."""
-
-
-@dataclass(frozen=True)
-class SpeakJob:
-    """Text to say aloud; ``request_id`` set when ``say/done`` must report it."""
-
-    text: str
-    request_id: str | None = None
-    #: Play the chime (the ``awake`` sound) first: an announcement from Home Assistant.
-    preannounce: bool = False
-    #: Audio to play instead of speaking ``text`` (``play/<id>``).
-    audio: AudioChunk | None = None
-
-
-def make_info(config: Config, engine: TtsEngine) -> Info:
-    """The retained ``info`` payload of this satellite."""
-    return Info(
-        id=config.satellite.id,
-        name=config.satellite.name,
-        version=__version__,
-        language=config.satellite.language,
-        wake_words=config.frontend.wake.models,
-        voices=tuple(engine.voices()),
-        capabilities=CAPABILITIES,
-        area=config.satellite.area,
-    )
-
-
-class SatelliteApp:
+class SatelliteApp(CommandHandling):
     """Owns the frame loop, the speech output and the TTS responder; talks to the link.
 
     ``engine`` speaks every reply through the player on ``sink`` (closed by ``close()``),
@@ -238,62 +164,6 @@ class SatelliteApp:
         self.poll()
         if self.grammar is not None:
             self.grammar.close()
-
-    def handle(self, command: Command) -> None:
-        """Act on one validated command."""
-        self.handled.append(command)
-        if isinstance(command, SayRequest):
-            self._say(SpeakJob(command.text, command.id, command.preannounce))
-        elif isinstance(command, SpokenResponse):
-            self._respond(command)
-        elif isinstance(command, PlayRequest):
-            self._say(SpeakJob("", command.id, audio=command.audio))
-        elif isinstance(command, TtsRequest):
-            self.tts.request(command)
-        elif isinstance(command, Slots):
-            self.slots = command
-            _LOGGER.info("HA exposes %d names in %d areas", len(command.names), len(command.areas))
-            if self.grammar is not None:
-                self.grammar.update(command.names, command.areas)
-        elif isinstance(command, Control):
-            self._control(command)
-
-    def _respond(self, command: SpokenResponse) -> None:
-        """HA's answer is spoken only for an utterance the dialogue still waits for; one
-        for an unknown or expired utterance (before a restart, too late, made up, or no
-        dialogue at all) is dropped and counted, never spoken."""
-        if self.dialogue is None or command.utterance_id not in self.dialogue.waiting_for:
-            self.responses_dropped += 1
-            self._drop_log.log(
-                logging.INFO,
-                "response",
-                "Dropped Home Assistant's response for %.80s: no answer to that utterance is "
-                "awaited (unknown or expired)",
-                command.utterance_id,
-            )
-            return
-        for item in self.dialogue.on_response(command.utterance_id, command.text, self._now):
-            self._perform(item)
-
-    def _control(self, command: Control) -> None:
-        if command.command == "mute":
-            self.muted = True
-            self.pipeline.reset()
-            self._set_state("muted")
-        elif command.command == "unmute":
-            self.muted = False
-            self._set_state("responding" if self._speaking else "idle")
-        elif command.command == "stop":
-            self._stop_speaking()
-        elif command.command == "volume" and command.volume is not None:
-            self.voice.volume = command.volume
-        elif command.command == "wake_words" and command.wake_words is not None:
-            try:
-                self.pipeline.set_wake_words(command.wake_words)
-            except ValueError as err:
-                _LOGGER.warning("Ignoring Home Assistant's wake word choice: %s", err)
-            else:
-                _LOGGER.info("Listening for %s", ", ".join(command.wake_words))
 
     def _take(self, events: list[Event]) -> None:
         """The pipeline's events, then the actions they brought. The intent of an

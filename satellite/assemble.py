@@ -12,7 +12,8 @@ import queue
 from collections.abc import Callable
 
 from .actions import Action
-from .app import EventSink, SatelliteApp
+from .app import SatelliteApp
+from .app_contract import EventSink
 from .audio.echo_tap import EchoTap
 from .audio.io import AudioSink
 from .config import Config

@@ -9,6 +9,7 @@ listening goes on.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -21,9 +22,8 @@ from .frontend.base import FrameFilter, VoiceActivityDetector, WakeHit, WakeWord
 from .frontend.echo import EchoStage
 from .frontend.echo_engines import make_echo_canceller
 from .frontend.gain import AutoGain
-from .frontend.noise import PassThrough, make_noise_suppressor
+from .frontend.noise import PassThrough, make_noise_suppressor, make_wake_ears
 from .frontend.recorder import Phase, UtteranceRecorder
-from .frontend.settings import WAKE_WEBRTC_LEVEL
 from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
 from .prosody.monitor import ProsodyMonitor
@@ -125,14 +125,11 @@ def build_stages(
     )
 
 
-def make_wake_ears(hears: str) -> FrameFilter | None:
-    """What the wake word hears the microphone through (``frontend.wake.hears``): its
-    own WebRTC suppression, the microphone as it is, or (None) the denoised audio."""
-    if hears == "webrtc":
-        return make_noise_suppressor("webrtc", 0, WAKE_WEBRTC_LEVEL)
-    if hears == "raw":
-        return PassThrough("wake_ears")
-    return None
+def prosody_of(
+    prosody: ProsodyMonitor, utterance: UtteranceEnded
+) -> Callable[[AudioChunk], list[Event]]:
+    """The supervised call that measures ``utterance``'s speech rate."""
+    return lambda _frame: prosody.process(utterance)
 
 
 def build_pipeline(
@@ -373,25 +370,14 @@ class Pipeline:
         prosody = self.stages.prosody
         if prosody is not None and understanding is None:
             for utterance in [e for e in new if isinstance(e, UtteranceEnded)]:
-                new = new + self._prosody(prosody, utterance, frame, events)
+                measure = prosody_of(prosody, utterance)
+                new = new + self._supervisor.guard(prosody, measure, frame, no_events, events)
         events.extend(new)
         if self.stages.wake is not None and not recorder.active and self._state is State.LISTENING:
             when = new[-1].timestamp_seconds if new else frame.end_seconds
             self._set_state(State.IDLE, when, events)
         elif any(isinstance(e, UtteranceEnded) for e in new):
             _LOGGER.debug("Utterance ended at %.2f s", frame.end_seconds)
-
-    def _prosody(
-        self,
-        prosody: ProsodyMonitor,
-        utterance: UtteranceEnded,
-        frame: AudioChunk,
-        events: list[Event],
-    ) -> list[Event]:
-        no_events: list[Event] = []
-        return self._supervisor.guard(
-            prosody, lambda _frame: prosody.process(utterance), frame, no_events, events
-        )
 
     def _set_state(self, state: State, when: float, events: list[Event]) -> None:
         if state is not self._state:

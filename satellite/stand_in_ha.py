@@ -12,7 +12,7 @@ from __future__ import annotations
 import queue
 from typing import Any
 
-from .app import EventSink
+from .app_contract import EventSink
 from .events import Event
 from .mqtt.payloads import Command, SpokenResponse
 from .nlu.events import IntentRecognized

@@ -13,7 +13,7 @@ import sys
 from typing import Any, TextIO
 
 from .actions import Action, HaIntentRequested, ReplyRequested
-from .app import EventSink
+from .app_contract import EventSink
 from .events import Event, StageError, WakeDetected
 from .nlu.events import HelpRequested, IntentRecognized
 from .prosody.events import Alert, Prosody

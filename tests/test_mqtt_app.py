@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from satellite.app import SatelliteApp, make_info
+from satellite.app import SatelliteApp
+from satellite.app_contract import make_info
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
 from satellite.audio.wav import WavFileSource

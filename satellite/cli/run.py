@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..app import DRAIN_SECONDS, INBOX_SIZE, EventSink, make_info
+from ..app import DRAIN_SECONDS, INBOX_SIZE
+from ..app_contract import EventSink, make_info
 from ..assemble import assemble
 from ..audio.chunk import AudioChunk
 from ..audio.io import AudioSink, open_sink, open_source

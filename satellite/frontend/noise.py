@@ -7,6 +7,7 @@ from typing import Any
 from ..audio.chunk import FRAME_BYTES, AudioChunk
 from ..errors import AudioFormatError, MissingDependencyError
 from .base import FrameFilter
+from .settings import WAKE_WEBRTC_LEVEL
 
 
 def _check_frame(frame: AudioChunk) -> None:
@@ -104,3 +105,13 @@ def make_noise_suppressor(
     if engine == "off":
         return PassThrough("noise")
     raise ValueError(f"Unknown noise engine {engine!r}; use speex, webrtc or off")
+
+
+def make_wake_ears(hears: str) -> FrameFilter | None:
+    """What the wake word hears the microphone through (``frontend.wake.hears``): its
+    own WebRTC suppression, the microphone as it is, or (None) the denoised audio."""
+    if hears == "webrtc":
+        return make_noise_suppressor("webrtc", 0, WAKE_WEBRTC_LEVEL)
+    if hears == "raw":
+        return PassThrough("wake_ears")
+    return None
