@@ -43,6 +43,8 @@ class Grammar:
     arcs: list[tuple[int, int, str | None]]
     words: set[str]
     oov: set[str]
+    #: Arcs of the template graph that was minimised (slot lists not spliced in yet).
+    graph_arcs: int = 0
     _next: dict[int, dict[str | None, list[int]]] | None = field(default=None, repr=False)
 
     @property
@@ -137,7 +139,13 @@ def finish(graph: WordGraph, fragment: Fragment, words: set[str], oov: set[str])
         (s, final_state, None) for s in sorted(dfa_accepting)
     ]
     return Grammar(
-        states + 1, 0, final_state, sorted(dfa_arcs, key=_arc_key) + final_arcs, words, oov
+        states + 1,
+        0,
+        final_state,
+        sorted(dfa_arcs, key=_arc_key) + final_arcs,
+        words,
+        oov,
+        len(graph.arcs),
     )
 
 
@@ -170,6 +178,99 @@ def _determinize(
                 queue.append(target)
             out_arcs.append((number[subset], number[target], word))
     return len(number), out_arcs, out_accepting
+
+
+@dataclass(frozen=True)
+class WordNetwork:
+    """The word sequences of a slot list as a minimal acyclic automaton (a DAFSA):
+    sequences share their beginnings and their ends, so its size grows with the words
+    of the list, not with how many templates refer to it."""
+
+    start: int
+    arcs: tuple[tuple[int, int, str], ...]
+    #: States where a sequence may end (they can go on as well: "lamp", "lamp two").
+    ends: frozenset[int]
+
+
+def word_network(options: list[list[str]]) -> WordNetwork:
+    """The minimal acyclic automaton of ``options`` (non-empty word sequences)."""
+    trie: list[dict[str, int]] = [{}]
+    ending: set[int] = set()
+    for option in options:
+        state = 0
+        for word in option:
+            if word not in trie[state]:
+                trie.append({})
+                trie[state][word] = len(trie) - 1
+            state = trie[state][word]
+        ending.add(state)
+    # Merge states with the same future, deepest first (children have higher numbers).
+    same: dict[tuple[bool, tuple[tuple[str, int], ...]], int] = {}
+    canon = [0] * len(trie)
+    for state in range(len(trie) - 1, -1, -1):
+        key = (state in ending, tuple(sorted((w, canon[d]) for w, d in trie[state].items())))
+        canon[state] = same.setdefault(key, state)
+    arcs = {
+        (canon[state], canon[dst], word)
+        for state in set(canon)
+        for word, dst in trie[state].items()
+    }
+    return WordNetwork(canon[0], tuple(sorted(arcs)), frozenset(canon[s] for s in ending))
+
+
+def placeholder(list_name: str) -> str:
+    """The arc label that stands for a whole slot list until ``splice``."""
+    return "{" + list_name + "}"
+
+
+def splice(grammar: Grammar, networks: dict[str, WordNetwork]) -> Grammar:
+    """Each placeholder arc of ``grammar`` replaced by its list's word network.
+
+    The network's inner states are copied once per list and target state, shared by all
+    the arcs into that target: a list's words then cost (list words) x (targets), where
+    the targets are the few distinct places a template goes on from after the list.
+    The result may be non-deterministic (pocketsphinx and ``accepts`` take that).
+    """
+    if not any(word and word.startswith("{") for _, _, word in grammar.arcs):
+        return grammar
+    arcs: set[tuple[int, int, str | None]] = set()
+    copies: dict[tuple[str, int], dict[int, int]] = {}
+    states = grammar.states
+    for src, dst, word in grammar.arcs:
+        if word is None or not word.startswith("{"):
+            arcs.add((src, dst, word))
+            continue
+        network = networks[word[1:-1]]
+        inner = copies.get((word, dst))
+        if inner is None:
+            inner = {}
+            for state in {s for s, _, _ in network.arcs} - {network.start}:
+                inner[state] = states
+                states += 1
+            copies[word, dst] = inner
+            for a, b, w in network.arcs:
+                if a != network.start:
+                    arcs.update((inner[a], t, w) for t in _targets(network, b, inner, dst))
+        for a, b, w in network.arcs:
+            if a == network.start:
+                arcs.update((src, t, w) for t in _targets(network, b, inner, dst))
+    return Grammar(
+        states,
+        grammar.start,
+        grammar.final,
+        sorted(arcs, key=_arc_key),
+        grammar.words,
+        grammar.oov,
+        grammar.graph_arcs,
+    )
+
+
+def _targets(network: WordNetwork, state: int, inner: dict[int, int], dst: int) -> list[int]:
+    """Where an arc into ``state`` of the network goes in a copy that ends at ``dst``."""
+    out = [dst] if state in network.ends else []
+    if state in inner:
+        out.append(inner[state])
+    return out
 
 
 def _arc_key(arc: tuple[int, int, str | None]) -> tuple[int, int, str]:
