@@ -204,6 +204,11 @@ class Info(Payload):
     voices: tuple[str, ...]
     capabilities: tuple[str, ...]
     protocol: int = 1
+    #: Entity names and areas the speech grammar holds, and when it was built (Unix
+    #: seconds); None when not known yet.
+    grammar_names: int | None = None
+    grammar_areas: int | None = None
+    grammar_built: float | None = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ intents take minutes and gigabytes to load.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,8 @@ class Grammar:
     oov: set[str]
     #: Arcs of the template graph that was minimised (slot lists not spliced in yet).
     graph_arcs: int = 0
+    #: Word sequences of each slot list spliced in ({"name": 300, "area": 20, ...}).
+    list_sizes: dict[str, int] = field(default_factory=dict)
     _next: dict[int, dict[str | None, list[int]]] | None = field(default=None, repr=False)
 
     @property
@@ -190,6 +193,8 @@ class WordNetwork:
     arcs: tuple[tuple[int, int, str], ...]
     #: States where a sequence may end (they can go on as well: "lamp", "lamp two").
     ends: frozenset[int]
+    #: Word sequences it holds.
+    size: int
 
 
 def word_network(options: list[list[str]]) -> WordNetwork:
@@ -215,7 +220,8 @@ def word_network(options: list[list[str]]) -> WordNetwork:
         for state in set(canon)
         for word, dst in trie[state].items()
     }
-    return WordNetwork(canon[0], tuple(sorted(arcs)), frozenset(canon[s] for s in ending))
+    ends = frozenset(canon[s] for s in ending)
+    return WordNetwork(canon[0], tuple(sorted(arcs)), ends, len({tuple(o) for o in options}))
 
 
 def placeholder(list_name: str) -> str:
@@ -231,8 +237,9 @@ def splice(grammar: Grammar, networks: dict[str, WordNetwork]) -> Grammar:
     the targets are the few distinct places a template goes on from after the list.
     The result may be non-deterministic (pocketsphinx and ``accepts`` take that).
     """
+    sizes = {name: network.size for name, network in networks.items()}
     if not any(word and word.startswith("{") for _, _, word in grammar.arcs):
-        return grammar
+        return dataclasses.replace(grammar, list_sizes=sizes)
     arcs: set[tuple[int, int, str | None]] = set()
     copies: dict[tuple[str, int], dict[int, int]] = {}
     states = grammar.states
@@ -262,6 +269,7 @@ def splice(grammar: Grammar, networks: dict[str, WordNetwork]) -> Grammar:
         grammar.words,
         grammar.oov,
         grammar.graph_arcs,
+        sizes,
     )
 
 
