@@ -82,3 +82,11 @@ def home_names(count: int) -> tuple[str, ...]:
         names.extend(f"{c} {number}" for c in combos[: count - len(names)])
         number += 1
     return tuple(names[:count])
+
+
+def distinct_names(count: int, vocabulary: list[str]) -> tuple[str, ...]:
+    """``count`` two-word names that share as little as names can: the worst case for
+    the grammar's size (every name its own first and last word, where ``vocabulary`` is
+    long enough)."""
+    size = len(vocabulary)
+    return tuple(f"{vocabulary[i % size]} {vocabulary[(i * 7 + 3) % size]}" for i in range(count))

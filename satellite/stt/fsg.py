@@ -80,12 +80,23 @@ class Grammar:
             self._next = {}
             for src, dst, word in self.arcs:
                 self._next.setdefault(src, {}).setdefault(word, []).append(dst)
-        states = {self.start}
+        states = self._closure({self.start})
         for word in words:
-            states = {d for s in states for d in self._next.get(s, {}).get(word, ())}
+            states = self._closure({d for s in states for d in self._next.get(s, {}).get(word, ())})
             if not states:
                 return False
-        return any(self.final in self._next.get(s, {}).get(None, ()) for s in states)
+        return self.final in states
+
+    def _closure(self, states: set[int]) -> set[int]:
+        """``states`` and those reached from them by empty transitions."""
+        assert self._next is not None
+        out, stack = set(states), list(states)
+        while stack:
+            for dst in self._next.get(stack.pop(), {}).get(None, ()):
+                if dst not in out:
+                    out.add(dst)
+                    stack.append(dst)
+        return out
 
 
 def finish(graph: WordGraph, fragment: Fragment, words: set[str], oov: set[str]) -> Grammar:
@@ -232,35 +243,38 @@ def placeholder(list_name: str) -> str:
 def splice(grammar: Grammar, networks: dict[str, WordNetwork]) -> Grammar:
     """Each placeholder arc of ``grammar`` replaced by its list's word network.
 
-    The network's inner states are copied once per list and target state, shared by all
-    the arcs into that target: a list's words then cost (list words) x (targets), where
-    the targets are the few distinct places a template goes on from after the list.
-    The result may be non-deterministic (pocketsphinx and ``accepts`` take that).
+    The network is copied once per list and target state, shared by all the arcs into
+    that target: a list's words then cost (list words) x (targets), where the targets are
+    the few distinct places a template goes on from after the list. Arcs from several
+    states into one copy enter it through an empty transition to the copy's own start,
+    so a long list's first words are not repeated at each of them either (one empty
+    transition each, never two in a row: pocketsphinx's closure of empty transitions
+    adds nothing). The result may be non-deterministic (pocketsphinx and ``accepts``
+    take that).
     """
     sizes = {name: network.size for name, network in networks.items()}
-    if not any(word and word.startswith("{") for _, _, word in grammar.arcs):
-        return dataclasses.replace(grammar, list_sizes=sizes)
+    users: dict[tuple[str, int], list[int]] = {}
     arcs: set[tuple[int, int, str | None]] = set()
-    copies: dict[tuple[str, int], dict[int, int]] = {}
-    states = grammar.states
     for src, dst, word in grammar.arcs:
-        if word is None or not word.startswith("{"):
+        if word is not None and word.startswith("{"):
+            users.setdefault((word, dst), []).append(src)
+        else:
             arcs.add((src, dst, word))
-            continue
+    if not users:
+        return dataclasses.replace(grammar, list_sizes=sizes)
+    states = grammar.states
+    for (word, dst), sources in users.items():
         network = networks[word[1:-1]]
-        inner = copies.get((word, dst))
-        if inner is None:
-            inner = {}
-            for state in {s for s, _, _ in network.arcs} - {network.start}:
-                inner[state] = states
+        copy: dict[int, int] = {}
+        for state in sorted({s for s, _, _ in network.arcs}):
+            if state != network.start or len(sources) > 1:
+                copy[state] = states
                 states += 1
-            copies[word, dst] = inner
-            for a, b, w in network.arcs:
-                if a != network.start:
-                    arcs.update((inner[a], t, w) for t in _targets(network, b, inner, dst))
+        if network.start in copy:
+            arcs.update((src, copy[network.start], None) for src in sources)
         for a, b, w in network.arcs:
-            if a == network.start:
-                arcs.update((src, t, w) for t in _targets(network, b, inner, dst))
+            for origin in [copy[a]] if a in copy else sources:
+                arcs.update((origin, t, w) for t in _targets(network, b, copy, dst))
     return Grammar(
         states,
         grammar.start,
