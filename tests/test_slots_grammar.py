@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import queue
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -38,6 +39,7 @@ from satellite.tts.espeak import EspeakEngine
 from satellite.understanding import Understanding, build_understanding, slot_grammar
 from satellite.understanding.slot_grammar import SlotGrammar
 from tests import synth
+from tests.home_names import AREAS, home_names
 
 CONFIGURED = (
     Entity("kitchen light", "light", "kitchen"),
@@ -188,12 +190,20 @@ def test_unpronounceable_names_are_left_out_with_a_warning(
 ) -> None:
     understanding = _understanding(config)
     grammar = SlotGrammar(config, understanding)
+    configured = grammar.status()
+    assert (configured.names, configured.areas) == (8, 7)  # the configured entities, areas
     with caplog.at_level(logging.WARNING, logger="satellite.stt.grammar"):
         grammar.update(("desk lamp", "Zyxqv Lamp"), ("office", "Qwzxv"))
         _settle(grammar)
     assert grammar.swaps == 1
-    warning = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
-    assert "no pronunciation for" in warning and "zyxqv" in warning and "qwzxv" in warning
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1  # once for the build, naming every word left out
+    assert "no pronunciation for" in warnings[0]
+    assert "zyxqv" in warnings[0] and "qwzxv" in warnings[0]
+    # info tells HA what the grammar holds: the names and areas it can say
+    status = grammar.status()
+    assert (status.names, status.areas) == (1, 1)
+    assert configured.built <= status.built <= time.time()
     assert _accepts(understanding, "turn on the desk lamp")
     assert _accepts(understanding, "turn off the lights in the office")
     assert not _accepts(understanding, "turn on the zyxqv lamp")
@@ -360,3 +370,25 @@ def test_without_a_grammar_the_app_only_keeps_the_slots() -> None:
     app.poll()
     app.close()
     assert app.slots == Slots(("desk lamp",), ("office",))
+
+
+def test_a_large_home_gives_its_build_memory_back(config: Config) -> None:
+    """300 names in 20 areas: once the new grammar serves, the process holds about what
+    the larger decoders need, not what building them took (glibc keeps freed pages
+    of the worker's arena until they are given back)."""
+    understanding = _understanding(config)
+    grammar = SlotGrammar(config, understanding)
+    slot_grammar.give_back_memory()
+    before = _rss_mb()
+    grammar.update(home_names(300), AREAS)
+    _settle(grammar)
+    grammar.wait(timeout=600)
+    assert grammar.swaps == 1 and grammar.status().names == 300
+    assert _rss_mb() - before < 60
+    grammar.close()
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        line = next(ln for ln in status if ln.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024

@@ -79,6 +79,9 @@ class SatelliteInfo:
     capabilities: tuple[str, ...]
     protocol: int = 1
     area: str | None = None
+    #: What the speech grammar holds (names, areas, built at in Unix seconds); None from
+    #: satellites that do not say, or say it in a shape this version does not know.
+    grammar: tuple[int, int, float] | None = None
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> SatelliteInfo:
@@ -93,6 +96,7 @@ class SatelliteInfo:
             capabilities=_strs(data, "capabilities"),
             protocol=_int(data, "protocol") if "protocol" in data else 1,
             area=_opt_str(data, "area"),
+            grammar=_grammar(data),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -107,7 +111,25 @@ class SatelliteInfo:
             "capabilities": list(self.capabilities),
             "protocol": self.protocol,
             "area": self.area,
+            **(
+                {}
+                if self.grammar is None
+                else dict(zip(_GRAMMAR_KEYS, self.grammar, strict=True))
+            ),
         }
+
+
+_GRAMMAR_KEYS = ("grammar_names", "grammar_areas", "grammar_built")
+
+
+def _grammar(data: dict[str, Any]) -> tuple[int, int, float] | None:
+    """The optional grammar fields of ``info``, or None (leniently: never an error)."""
+    try:
+        names, areas = _int(data, "grammar_names"), _int(data, "grammar_areas")
+        built = _num(data, "grammar_built")
+    except MessageError:
+        return None
+    return (names, areas, built) if math.isfinite(built) else None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ the demo (scripts/demo.sh).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import queue
 import signal
 import sys
@@ -25,12 +26,13 @@ from ..audio.io import AudioSink, open_sink, open_source
 from ..audio.realtime import PacedSink, ReplayClock, paced
 from ..config import Config, ConfigError, load
 from ..mqtt.link import MqttLink
-from ..mqtt.payloads import Command
+from ..mqtt.payloads import Command, Info
 from ..service.metrics import Metrics, MetricsSink, serve_prometheus
 from ..service.sd_notify import Notifier, Watchdog
 from ..stand_in_ha import StandInHomeAssistant
 from ..timeline import Timeline
 from ..tts.engines import make_engine
+from ..understanding.slot_grammar import GrammarStatus
 
 
 def add_run_command(sub: Any) -> None:
@@ -70,23 +72,8 @@ def _run(args: argparse.Namespace) -> int:
     config = load(args.config)
     config.logging.apply()
     spec = args.input or config.audio.input
-    if args.realtime and spec.startswith("alsa:"):
-        raise ConfigError(
-            "run --realtime",
-            [
-                f"input {spec}: --realtime paces a file, and a microphone already runs in "
-                "real time. Fix: drop --realtime, or give --input FILE.wav"
-            ],
-        )
+    _check_arguments(args, spec, config)
     settings = config.mqtt
-    if args.stand_in_ha and settings.enabled:
-        raise ConfigError(
-            "run --stand-in-ha",
-            [
-                "mqtt.enabled: Home Assistant answers over MQTT, the stand-in only plays "
-                "its part without it. Fix: set mqtt.enabled: false, or drop --stand-in-ha"
-            ],
-        )
     # A file (or stdin) is checked before models load and the link connects: a bad one is
     # one clear error at once. A microphone opens last, so it does not fill its queue.
     early = None if spec.startswith("alsa:") else open_source(spec, config.audio.queue_ms)
@@ -105,6 +92,9 @@ def _run(args: argparse.Namespace) -> int:
     events = MetricsSink(events, metrics)
     on_action = timeline.action if timeline is not None else None
     app = assemble(config, events, inbox, engine, sink, link.publish, on_action)
+    if app.grammar is not None:  # info says what the speech grammar holds, kept current
+        link.update_info(with_grammar(info, app.grammar.status()))
+        app.grammar.on_swap = lambda status: link.update_info(with_grammar(link.info, status))
     signal.signal(signal.SIGTERM, lambda *_: app.stop())
     if settings.enabled:
         link.start()
@@ -139,6 +129,36 @@ def _run(args: argparse.Namespace) -> int:
             link.wait_idle(DRAIN_SECONDS)
             link.stop()
     return 0
+
+
+def _check_arguments(args: argparse.Namespace, spec: str, config: Config) -> None:
+    """Flags that do not go with the input or the config: one clear error each."""
+    if args.realtime and spec.startswith("alsa:"):
+        raise ConfigError(
+            "run --realtime",
+            [
+                f"input {spec}: --realtime paces a file, and a microphone already runs in "
+                "real time. Fix: drop --realtime, or give --input FILE.wav"
+            ],
+        )
+    if args.stand_in_ha and config.mqtt.enabled:
+        raise ConfigError(
+            "run --stand-in-ha",
+            [
+                "mqtt.enabled: Home Assistant answers over MQTT, the stand-in only plays "
+                "its part without it. Fix: set mqtt.enabled: false, or drop --stand-in-ha"
+            ],
+        )
+
+
+def with_grammar(info: Info, status: GrammarStatus) -> Info:
+    """``info`` with what the speech grammar holds (names, areas, when it was built)."""
+    return dataclasses.replace(
+        info,
+        grammar_names=status.names,
+        grammar_areas=status.areas,
+        grammar_built=round(status.built, 3),
+    )
 
 
 def _link_gauges(link: MqttLink) -> dict[str, int]:

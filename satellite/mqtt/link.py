@@ -33,7 +33,7 @@ from .open_alerts import OpenAlerts, open_alerts_path
 from .outbox import Outbox
 from .payloads import Command, Info
 from .settings import MqttSettings
-from .topics import ROUTES, STATUS, Route, Topics
+from .topics import INFO, ROUTES, STATUS, Route, Topics
 from .worker import LinkWorker, Work
 
 __all__ = ["LinkStats", "MqttConfigError", "MqttLink"]
@@ -133,6 +133,13 @@ class MqttLink:
         data = payload.encode() if isinstance(payload, str) else payload
         work = Work("raw", topic=self.topics.full(path), payload=data, qos=qos, retain=retain)
         self._worker.put(work)
+
+    def update_info(self, info: Info) -> None:
+        """A new ``info`` (the speech grammar was rebuilt): published now, retained, and
+        announced with it on every reconnect."""
+        self.info = info
+        self._worker.info = info
+        self.publish(INFO, info.to_json(), qos=1, retain=True)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every queued event was handled and the outbox is empty."""

@@ -284,6 +284,11 @@ class Info(Payload):
     protocol: int = 1
     #: The room it stands in (``satellite.area``): Home Assistant's suggested area.
     area: str | None = None
+    #: Entity names and areas the speech grammar holds, and when it was built (Unix
+    #: seconds); None when not known yet.
+    grammar_names: int | None = None
+    grammar_areas: int | None = None
+    grammar_built: float | None = None
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def configured_intent_set(nlu: NluSettings, language: str, area: str | None) -> 
 #: come back (Home Assistant's, then the configured ones again, then Home Assistant's),
 #: and the tests, which build a recognizer per recording.
 _COMPILED: dict[tuple[object, ...], Grammar] = {}
-_COMPILED_KEPT = 4
+_COMPILED_KEPT = 2
 
 
 def compile_grammar(settings: SttSettings, intent_set: IntentSet) -> tuple[Grammar, Path]:

@@ -10,6 +10,7 @@ intents take minutes and gigabytes to load.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,10 @@ class Grammar:
     arcs: list[tuple[int, int, str | None]]
     words: set[str]
     oov: set[str]
+    #: Arcs of the template graph that was minimised (slot lists not spliced in yet).
+    graph_arcs: int = 0
+    #: Word sequences of each slot list spliced in ({"name": 300, "area": 20, ...}).
+    list_sizes: dict[str, int] = field(default_factory=dict)
     _next: dict[int, dict[str | None, list[int]]] | None = field(default=None, repr=False)
 
     @property
@@ -75,12 +80,23 @@ class Grammar:
             self._next = {}
             for src, dst, word in self.arcs:
                 self._next.setdefault(src, {}).setdefault(word, []).append(dst)
-        states = {self.start}
+        states = self._closure({self.start})
         for word in words:
-            states = {d for s in states for d in self._next.get(s, {}).get(word, ())}
+            states = self._closure({d for s in states for d in self._next.get(s, {}).get(word, ())})
             if not states:
                 return False
-        return any(self.final in self._next.get(s, {}).get(None, ()) for s in states)
+        return self.final in states
+
+    def _closure(self, states: set[int]) -> set[int]:
+        """``states`` and those reached from them by empty transitions."""
+        assert self._next is not None
+        out, stack = set(states), list(states)
+        while stack:
+            for dst in self._next.get(stack.pop(), {}).get(None, ()):
+                if dst not in out:
+                    out.add(dst)
+                    stack.append(dst)
+        return out
 
 
 def finish(graph: WordGraph, fragment: Fragment, words: set[str], oov: set[str]) -> Grammar:
@@ -137,7 +153,13 @@ def finish(graph: WordGraph, fragment: Fragment, words: set[str], oov: set[str])
         (s, final_state, None) for s in sorted(dfa_accepting)
     ]
     return Grammar(
-        states + 1, 0, final_state, sorted(dfa_arcs, key=_arc_key) + final_arcs, words, oov
+        states + 1,
+        0,
+        final_state,
+        sorted(dfa_arcs, key=_arc_key) + final_arcs,
+        words,
+        oov,
+        len(graph.arcs),
     )
 
 
@@ -170,6 +192,107 @@ def _determinize(
                 queue.append(target)
             out_arcs.append((number[subset], number[target], word))
     return len(number), out_arcs, out_accepting
+
+
+@dataclass(frozen=True)
+class WordNetwork:
+    """The word sequences of a slot list as a minimal acyclic automaton (a DAFSA):
+    sequences share their beginnings and their ends, so its size grows with the words
+    of the list, not with how many templates refer to it."""
+
+    start: int
+    arcs: tuple[tuple[int, int, str], ...]
+    #: States where a sequence may end (they can go on as well: "lamp", "lamp two").
+    ends: frozenset[int]
+    #: Word sequences it holds.
+    size: int
+
+
+def word_network(options: list[list[str]]) -> WordNetwork:
+    """The minimal acyclic automaton of ``options`` (non-empty word sequences)."""
+    trie: list[dict[str, int]] = [{}]
+    ending: set[int] = set()
+    for option in options:
+        state = 0
+        for word in option:
+            if word not in trie[state]:
+                trie.append({})
+                trie[state][word] = len(trie) - 1
+            state = trie[state][word]
+        ending.add(state)
+    # Merge states with the same future, deepest first (children have higher numbers).
+    same: dict[tuple[bool, tuple[tuple[str, int], ...]], int] = {}
+    canon = [0] * len(trie)
+    for state in range(len(trie) - 1, -1, -1):
+        key = (state in ending, tuple(sorted((w, canon[d]) for w, d in trie[state].items())))
+        canon[state] = same.setdefault(key, state)
+    arcs = {
+        (canon[state], canon[dst], word)
+        for state in set(canon)
+        for word, dst in trie[state].items()
+    }
+    ends = frozenset(canon[s] for s in ending)
+    return WordNetwork(canon[0], tuple(sorted(arcs)), ends, len({tuple(o) for o in options}))
+
+
+def placeholder(list_name: str) -> str:
+    """The arc label that stands for a whole slot list until ``splice``."""
+    return "{" + list_name + "}"
+
+
+def splice(grammar: Grammar, networks: dict[str, WordNetwork]) -> Grammar:
+    """Each placeholder arc of ``grammar`` replaced by its list's word network.
+
+    The network is copied once per list and target state, shared by all the arcs into
+    that target: a list's words then cost (list words) x (targets), where the targets are
+    the few distinct places a template goes on from after the list. Arcs from several
+    states into one copy enter it through an empty transition to the copy's own start,
+    so a long list's first words are not repeated at each of them either (one empty
+    transition each, never two in a row: pocketsphinx's closure of empty transitions
+    adds nothing). The result may be non-deterministic (pocketsphinx and ``accepts``
+    take that).
+    """
+    sizes = {name: network.size for name, network in networks.items()}
+    users: dict[tuple[str, int], list[int]] = {}
+    arcs: set[tuple[int, int, str | None]] = set()
+    for src, dst, word in grammar.arcs:
+        if word is not None and word.startswith("{"):
+            users.setdefault((word, dst), []).append(src)
+        else:
+            arcs.add((src, dst, word))
+    if not users:
+        return dataclasses.replace(grammar, list_sizes=sizes)
+    states = grammar.states
+    for (word, dst), sources in users.items():
+        network = networks[word[1:-1]]
+        copy: dict[int, int] = {}
+        for state in sorted({s for s, _, _ in network.arcs}):
+            if state != network.start or len(sources) > 1:
+                copy[state] = states
+                states += 1
+        if network.start in copy:
+            arcs.update((src, copy[network.start], None) for src in sources)
+        for a, b, w in network.arcs:
+            for origin in [copy[a]] if a in copy else sources:
+                arcs.update((origin, t, w) for t in _targets(network, b, copy, dst))
+    return Grammar(
+        states,
+        grammar.start,
+        grammar.final,
+        sorted(arcs, key=_arc_key),
+        grammar.words,
+        grammar.oov,
+        grammar.graph_arcs,
+        sizes,
+    )
+
+
+def _targets(network: WordNetwork, state: int, inner: dict[int, int], dst: int) -> list[int]:
+    """Where an arc into ``state`` of the network goes in a copy that ends at ``dst``."""
+    out = [dst] if state in network.ends else []
+    if state in inner:
+        out.append(inner[state])
+    return out
 
 
 def _arc_key(arc: tuple[int, int, str | None]) -> tuple[int, int, str]:

@@ -3,25 +3,37 @@
 HA publishes its exposed entity names and areas, retained, on ``slots``. They replace the
 configured ``nlu.entities`` and ``nlu.areas`` (``merge_slots``): the grammar and the
 templates are built again for them. Compiling the grammar and loading the decoders takes
-most of a second (0.7 s on one x86 core for the default intents, bench/slot_rebuild.py),
-so it runs in a worker thread; the frame loop picks the result up in ``poll`` and swaps
-it in between utterances (``Understanding.replace_recognizer``). Through the GIL the
-build delays a few frames by 50-120 ms (the decoders load in C without letting go of
-it); the capture queue holds the audio meanwhile. A build that fails is logged and the
+a second or two (bench/slot_rebuild.py), so it runs in a worker thread; the frame loop
+picks the result up in ``poll`` and swaps it in between utterances
+(``Understanding.replace_recognizer``), the old grammar serving until then. Through the
+GIL the build delays a few frames by 50-120 ms (the decoders load in C without letting go
+of it); the capture queue holds the audio meanwhile. A build that fails is logged and the
 old grammar stays in use.
+
+The build's peak is bounded by the grammar itself: slot lists are spliced into the
+minimised templates as word networks (``stt/grammar.py``), so the compile needs a few MB
+whatever the names, and the new decoders are the only large allocation. After a swap the
+worker hands the old decoders' freed heap back to the system (``give_back_memory``):
+glibc keeps freed pages of a thread's arena otherwise, and RSS grew with every update.
+A subprocess would not save more: the decoders must live in this process.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..config import Config
 from ..nlu.intents import Entity, load_intent_set, merge_slots
 from ..nlu.recognizer import TemplateRecognizer
 from ..stt.base import SpeechRecognizer
 from ..stt.factory import make_recognizer
+from ..stt.fsg import Grammar
 from .core import Understanding
 
 _LOGGER = logging.getLogger(__name__)
@@ -38,6 +50,29 @@ class BuiltGrammar:
     #: None when the engine has no grammar (whisper, vosk): the current one stays.
     recognizer: SpeechRecognizer | None
     templates: TemplateRecognizer
+    #: When it was built, Unix seconds.
+    built: float
+
+
+@dataclass(frozen=True, slots=True)
+class GrammarStatus:
+    """What the grammar in use holds (for the ``info`` payload, so HA can show it)."""
+
+    #: Entity names the speech grammar holds (those with a pronunciation), areas.
+    names: int
+    areas: int
+    #: When it was built, Unix seconds.
+    built: float
+
+
+def give_back_memory() -> bool:
+    """Return freed heap pages to the system (glibc's ``malloc_trim(0)``); False where
+    there is no such call."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    return bool(trim(0))
 
 
 class SlotGrammar:
@@ -56,11 +91,16 @@ class SlotGrammar:
         #: Grammars swapped in, builds that failed.
         self.swaps = 0
         self.failures = 0
+        #: When the grammar in use was built, Unix seconds.
+        self.built = time.time()
+        #: Told what the grammar holds after each swap (run: the ``info`` payload).
+        self.on_swap: Callable[[GrammarStatus], None] | None = None
         self._wanted: SlotLists | None = None
         self._job: tuple[SlotLists, concurrent.futures.Future[BuiltGrammar]] | None = None
         self._ready: BuiltGrammar | None = None
         self._failed: SlotLists | None = None
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._giving_back: concurrent.futures.Future[bool] | None = None
 
     @property
     def pending(self) -> bool:
@@ -88,20 +128,38 @@ class SlotGrammar:
             if self.understanding.replace_recognizer(recognizer, ready.templates):
                 self._ready = None
                 self.lists = ready.lists
+                self.built = ready.built
                 self.swaps += 1
                 swapped = True
+                if self._executor is not None:  # after the old decoders are gone
+                    self._giving_back = self._executor.submit(give_back_memory)
                 _LOGGER.info(
                     "Speech grammar now has Home Assistant's %d names and %d areas",
                     len(ready.lists[0]),
                     len(ready.lists[1]),
                 )
+                if self.on_swap is not None:
+                    self.on_swap(self.status())
         self._start()
         return swapped
 
+    def status(self) -> GrammarStatus:
+        """How many names and areas the grammar in use holds, and when it was built."""
+        grammar = getattr(self.understanding.recognizer, "grammar", None)
+        if isinstance(grammar, Grammar):
+            sizes = grammar.list_sizes
+            return GrammarStatus(sizes.get("name", 0), sizes.get("area", 0), self.built)
+        return GrammarStatus(len(self.lists[0]), len(self.lists[1]), self.built)
+
     def wait(self, timeout: float | None = None) -> None:
-        """Block until the running build (if any) is done; ``poll`` then collects it."""
+        """Block until the running build (if any) and the memory given back after a
+        swap are done; ``poll`` then collects the build."""
+        running: list[concurrent.futures.Future[Any]] = []
+        if self._giving_back is not None:
+            running.append(self._giving_back)
         if self._job is not None:
-            concurrent.futures.wait([self._job[1]], timeout)
+            running.append(self._job[1])
+        concurrent.futures.wait(running, timeout)
 
     def close(self) -> None:
         """Stop building: a build in progress is abandoned, not waited for."""
@@ -155,4 +213,4 @@ class SlotGrammar:
             if config.stt.engine == "pocketsphinx"
             else None
         )
-        return BuiltGrammar(lists, recognizer, TemplateRecognizer(intent_set))
+        return BuiltGrammar(lists, recognizer, TemplateRecognizer(intent_set), time.time())
