@@ -221,7 +221,9 @@ def summarise(
     malformed: int,
     script: list[Any],
 ) -> dict[str, Any]:
-    sent = [tuple(line.split(" ", 1)) for line in ledger.read_text().splitlines() if line]
+    lines = [tuple(line.split(" ", 1)) for line in ledger.read_text().splitlines() if line]
+    sent = [item for item in lines if item[0] in _TYPES.values()]
+    reported = sum(1 for item in lines if item[0] == "stage_error")
     got: set[tuple[str, str]] = set()
     stage_errors = 0
     metrics: list[dict[str, Any]] = []
@@ -241,7 +243,7 @@ def summarise(
     growth = float(np.polyfit(times[warm], mbs[warm], 1)[0] * 3600) if warm.sum() >= 3 else 0.0
     lag = [m["gauges"].get("loop_backlog_p99_ms", 0.0) for m in metrics]
     work = [m["gauges"].get("loop_work_p99_ms", 0.0) for m in metrics]
-    counted = max((m["counters"].get("stage_errors", 0) for m in metrics), default=0)
+    counted = max(reported, max((m["counters"].get("stage_errors", 0) for m in metrics), default=0))
     return {
         "minutes": args.minutes,
         "llm": args.llm,

@@ -8,7 +8,8 @@ RUN-ARGS...``. Around the unchanged product it adds only what a soak needs:
   that stops taking audio does;
 - a ledger: each QoS 1 event handed to the MQTT link (intent, help, alert) is written
   to LEDGER as ``type utterance_id``, flushed at once, so the soak can tell which ones
-  never reached the subscriber.
+  never reached the subscriber; stage errors too (they go out at QoS 0, so a broker
+  restart may drop them: the ledger counts what the satellite reported).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def install(ledger: Path, fault_every: float, stall_every: float) -> None:
     publish_event = MqttLink.publish_event
 
     def recorded(self: MqttLink, event: Any) -> None:
-        if event.type_name in LEDGER_TYPES:
+        if event.type_name in (*LEDGER_TYPES, "stage_error"):
             out.write(f"{event.type_name} {getattr(event, 'utterance_id', '')}\n")
         publish_event(self, event)
 

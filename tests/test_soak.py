@@ -30,6 +30,6 @@ def test_a_short_soak_loses_nothing_and_never_crashes() -> None:
     assert result["malformed_sent"] >= 100
     assert result["qos1_events_sent"] >= 20  # intents, help requests, alerts
     assert result["qos1_events_lost"] == 0, result["lost_examples"]
-    # the injected faults were reported and the loop went on (counted in its metrics)
+    # the injected faults were reported as stage errors and the loop went on
     assert result["stage_errors_counted"] >= 3
     assert result["rss_mb"]["max"] < 600

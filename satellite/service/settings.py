@@ -21,6 +21,9 @@ class MetricsSettings(Section):
     )
     prometheus_host: str = option(
         "127.0.0.1",
-        check_pattern(r"^[0-9A-Za-z.:\-]+$", "a host name or address"),
+        check_pattern(
+            r"^[0-9A-Za-z.:\-]+$",
+            "a host name or address. Fix: use an address such as 127.0.0.1, or a host name",
+        ),
         "Address the Prometheus endpoint listens on (127.0.0.1: this machine only)",
     )
