@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..events import Event
+
+if TYPE_CHECKING:
+    from .recognizer import IntentResult
 
 
 @dataclass(frozen=True)
@@ -43,3 +46,16 @@ class HelpRequested(Event):
     utterance_id: str
     text: str
     severity: str
+
+
+def intent_event(result: IntentResult, utterance_id: str, at_seconds: float) -> IntentRecognized:
+    """The ``intent`` event of ``result``, heard in ``utterance_id``."""
+    return IntentRecognized(
+        timestamp_seconds=at_seconds,
+        utterance_id=utterance_id,
+        intent=result.intent,
+        slots=dict(result.slots),
+        confidence=result.confidence,
+        source=result.source,
+        text=result.text,
+    )

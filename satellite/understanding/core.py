@@ -36,7 +36,7 @@ from ..config import Config
 from ..events import Event, SpeechStarted, UtteranceEnded
 from ..frontend.recorder import Phase, UtteranceRecorder
 from ..nlu import trust
-from ..nlu.events import IntentRecognized, Transcript
+from ..nlu.events import Transcript, intent_event
 from ..nlu.fallback import FallbackJobs
 from ..nlu.llm import LlmFallback
 from ..nlu.recognizer import IntentResult, TemplateRecognizer
@@ -273,17 +273,7 @@ class Understanding:
         said_before = self._said_before(utterance_id, result)
         loud = report.loud if report is not None else self.hearing.loud
         doubtful = not said_before and trust.doubtful(result, loud, self.settings)
-        events: list[Event] = [
-            IntentRecognized(
-                timestamp_seconds=now,
-                utterance_id=utterance_id,
-                intent=result.intent,
-                slots=dict(result.slots),
-                confidence=result.confidence,
-                source=result.source,
-                text=result.text,
-            )
-        ]
+        events: list[Event] = [intent_event(result, utterance_id, now)]
         if not said_before:
             self._actions.append(AnswerDue(now, utterance_id, result, doubtful))
         return events

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..actions import Action, HaIntentRequested, ListenAgain, PlaybackControl, ReplyRequested
 from ..events import Event
-from ..nlu.events import HelpRequested, IntentRecognized
+from ..nlu.events import HelpRequested, intent_event
 from ..nlu.intents import CARE_INTENTS
 from ..nlu.recognizer import IntentResult
 from ..nlu.trust import same_request
@@ -101,7 +101,7 @@ class Dialogue:
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if asked is not None and repeats(asked.result, result):
             if doubtful:  # heard twice: it goes out at once, published from here
-                recognized = _recognized(result, utterance_id, at_seconds)
+                recognized = intent_event(result, utterance_id, at_seconds)
                 return [recognized, *self.handle(result, utterance_id, at_seconds)]
         elif doubtful and asked is not None:
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
@@ -182,20 +182,6 @@ class Dialogue:
     def _say(self, utterance_id: str, text: str, at_seconds: float) -> list[Event | Action]:
         self._last_reply = text
         return [ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id, text=text)]
-
-
-def _recognized(result: IntentResult, utterance_id: str, at_seconds: float) -> IntentRecognized:
-    """The intent event for a request confirmed by saying it again (understanding
-    published the doubtful hearings as not understood)."""
-    return IntentRecognized(
-        timestamp_seconds=at_seconds,
-        utterance_id=utterance_id,
-        intent=result.intent,
-        slots=dict(result.slots),
-        confidence=result.confidence,
-        source=result.source,
-        text=result.text,
-    )
 
 
 def repeats(asked: IntentResult, answer: IntentResult) -> bool:
