@@ -4,9 +4,6 @@ served to Prometheus; and ``run`` publishing them over a real Mosquitto."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -20,7 +17,7 @@ from satellite.events import StageError, UtteranceEnded, WakeDetected
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.service.metrics import Metrics, MetricsSink, prometheus_text, serve_prometheus
 from satellite.service.settings import MetricsSettings
-from tests import synth
+from tests.cli_support import LiveRun
 from tests.mqtt_support import (
     Probe,
     free_port,
@@ -170,34 +167,20 @@ def test_run_publishes_its_metrics_retained(tmp_path: Path) -> None:
             + "llm:\n  enabled: false\nmetrics:\n  interval_seconds: 5\n"
         )
         probe = Probe(broker.port, ("pocket_satellite/+/metrics",))
-        child = subprocess.Popen(
-            [sys.executable, "-m", "satellite", "run", "--config", str(config), "--input", "-"],
-            stdin=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=os.environ.copy(),
-        )
-        assert child.stdin is not None and child.stderr is not None
-        silence = synth.to_chunk(synth.silence(0.1)).samples
         snapshot: dict[str, Any] = {}
         try:
-            deadline = time.monotonic() + 120.0  # a loaded machine loads models slowly
-            while time.monotonic() < deadline and snapshot.get("frames", 0) <= 200:
-                child.stdin.write(silence)
-                child.stdin.flush()
-                time.sleep(0.1)
-                while not probe.messages.empty():
-                    message = probe.messages.get()
-                    received = json.loads(message.payload)
-                    snapshot = {**received["counters"], **received["gauges"]}
-            child.stdin.close()
-            assert child.wait(60) == 0
+            with LiveRun(config) as satellite:
+                deadline = time.monotonic() + 120.0  # a loaded machine loads models slowly
+                while time.monotonic() < deadline and snapshot.get("frames", 0) <= 200:
+                    satellite.feed()
+                    while not probe.messages.empty():
+                        received = json.loads(probe.messages.get().payload)
+                        snapshot = {**received["counters"], **received["gauges"]}
+                assert satellite.finish() == 0
+                err = satellite.stderr()
+                assert "Traceback" not in err, err
         finally:
             probe.close()
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-        err = child.stderr.read().decode()
-        assert "Traceback" not in err, err
         retained = Probe(broker.port, ("pocket_satellite/+/metrics",))
         try:
             assert retained.wait_for("pocket_satellite/+/metrics").retain

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from satellite.service.sd_notify import Notifier, Watchdog
-from tests import synth
+from tests.cli_support import LiveRun
 
 
 @pytest.fixture
@@ -126,21 +124,11 @@ def test_run_is_ready_then_pinged_while_frames_flow_and_not_when_they_stall(
         "logging:\n  level: WARNING\n"
     )
     env = {**os.environ, **_env(notify_socket, 600_000)}  # pings every 0.2 s
-    child = subprocess.Popen(
-        [sys.executable, "-m", "satellite", "run", "--config", str(config), "--input", "-"],
-        stdin=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    assert child.stdin is not None
-    try:
-        silence = synth.to_chunk(synth.silence(0.1)).samples
+    with LiveRun(config, env) as satellite:
         sent: list[str] = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and sent.count("WATCHDOG=1") < 3:
-            child.stdin.write(silence)
-            child.stdin.flush()
-            time.sleep(0.1)
+            satellite.feed()
             sent += [m for m in _received(notify_socket) if not m.startswith("STATUS")]
         assert sent and sent[0].startswith("READY=1\nSTATUS=idle, MQTT off"), sent
         assert sent.count("WATCHDOG=1") >= 3, sent
@@ -148,13 +136,7 @@ def test_run_is_ready_then_pinged_while_frames_flow_and_not_when_they_stall(
         _received(notify_socket)  # what was in flight when the audio stopped
         time.sleep(1.0)  # 5 watchdog periods without audio
         assert "WATCHDOG=1" not in _received(notify_socket)
-        child.stdin.close()  # the input ends: the satellite says it stops
-        assert child.wait(60) == 0
+        assert satellite.finish() == 0  # the input ends: the satellite says it stops
         assert "STOPPING=1" in _received(notify_socket)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        assert child.stderr is not None
-        err = child.stderr.read().decode()
+        err = satellite.stderr()
         assert "Traceback" not in err, err
