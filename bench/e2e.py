@@ -332,6 +332,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=32, help="scripted interactions")
     parser.add_argument("--core", type=int, default=0, help="core for the satellite (-1: any)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="the satellite without the LLM only (no LLM run, no naive pipeline); "
+        "prints the table, writes e2e_quick.json",
+    )
     args = parser.parse_args()
     core = None if args.core < 0 else args.core
     turns = _script(args.turns)
@@ -340,18 +346,20 @@ def main() -> int:
     print(f"{len(turns)} interactions, {seconds:.0f} s of audio per run", file=sys.stderr)
     results: dict[str, Any] = {"turns": len(turns), "audio_seconds": round(seconds, 1)}
     with tempfile.TemporaryDirectory(prefix="pocket-e2e-") as tmp:
-        for llm in (True, False):
+        for llm in (False,) if args.quick else (True, False):
             interactions = [dataclasses.replace(i) for i in template]
             print(f">> satellite, LLM {'on' if llm else 'off'}", file=sys.stderr)
             run = run_satellite(pcm, interactions, llm, Path(tmp), core)
             run["by_kind"] = summarize(interactions)
             run["interactions"] = [dataclasses.asdict(i) for i in interactions]
             results["llm_on" if llm else "llm_off"] = run
-        print(">> naive sequential pipeline", file=sys.stderr)
-        results["naive"] = naive_latencies(pcm, template, Path(tmp))
-    path = write_results("e2e", results)
+        if not args.quick:
+            print(">> naive sequential pipeline", file=sys.stderr)
+            results["naive"] = naive_latencies(pcm, template, Path(tmp))
+    path = write_results("e2e_quick" if args.quick else "e2e", results)
+    runs = [name for name in ("llm_on", "llm_off") if name in results]
     rows = []
-    for name in ("llm_on", "llm_off"):
+    for name in runs:
         run = results[name]
         for kind in ("home", "care", "help"):
             figures = run["by_kind"][kind]
@@ -368,13 +376,13 @@ def main() -> int:
                     figures["spoken"]["p95_ms"],
                 ]
             )
-    for kind in ("home", "care", "help"):
+    for kind in ("home", "care", "help") if "naive" in results else ():
         naive = results["naive"][kind]
         times = [naive["p50_ms"], naive["p95_ms"]]
         rows.append(["naive", kind, naive["understood_right"], "", "", *times, *times])
     headers = ["run", "kind", "right", "intent p50", "intent p95", "sound p50", "sound p95"]
     print_table([*headers, "spoken p50", "spoken p95"], rows)
-    for name in ("llm_on", "llm_off"):
+    for name in runs:
         run = results[name]
         print(
             f"{name}: start-up {run['startup_to_online_seconds']} s, peak RSS "

@@ -9,10 +9,12 @@ the result in between utterances (see satellite/slot_grammar.py).
 
 Whatever is to be said waits while the pipeline hears someone (after a wake word, until
 the utterance and the follow-on window after it are over): speaking then would talk over
-the person and deafen the microphone to the rest of what they say. So that the person
-knows at once they were understood, a request whose answer waits (held, or asked of Home
-Assistant) is acknowledged with the ``done`` sound the moment it is understood: a short
-tone that leaves the microphone open.
+the person and deafen the microphone to the rest of what they say. A complete, trusted
+command closes its window at once (satellite/understanding/core.py), so its answer is
+spoken the moment it is known. So that the person knows at once they were understood, a
+request whose answer waits (held, or Home Assistant slow to answer) is acknowledged with
+the ``done`` sound (satellite/acknowledge.py): a short tone that leaves the microphone
+open.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import logging
 import queue
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 
+from .acknowledge import Acknowledgements
 from .actions import (
     Action,
     AnswerDue,
@@ -58,8 +60,6 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Commands waiting for the frame loop beyond this are rejected by the MQTT link.
 INBOX_SIZE = 256
-#: Utterances remembered as acknowledged (one ``done`` sound each).
-ACKNOWLEDGED_KEPT = 64
 #: After the input ends, wait this long for speech and MQTT to finish, s.
 DRAIN_SECONDS = 10.0
 
@@ -106,7 +106,10 @@ class SatelliteApp(CommandHandling):
         self.voice = VoiceOut(engine, sink, player)
         #: Feedback sounds by name (tts.feedback); none: no sounds.
         self.sounds = dict(sounds or {})
-        self._acknowledged: deque[str] = deque(maxlen=ACKNOWLEDGED_KEPT)
+        done = self.sounds.get("done")
+        self._acknowledge = Acknowledgements(
+            None if done is None else lambda: self.voice.play_sound(done)
+        )
         self.tts = TtsResponder(engine, publish)
         #: Answers utterances and Home Assistant's responses (None: HA's are spoken as
         #: they come, and utterances get no answer).
@@ -141,6 +144,7 @@ class SatelliteApp(CommandHandling):
         if self.dialogue is not None:
             for item in self.dialogue.tick(self._now):
                 self._perform(item)
+            self._acknowledge.tick(self._now, self.dialogue.waiting_for)
         self._speak_held()
         for command in drain(self.inbox):
             self.handle(command)
@@ -202,11 +206,15 @@ class SatelliteApp(CommandHandling):
         elif isinstance(item, BargeIn):
             self.voice.stop()
         elif isinstance(item, ReplyRequested):
+            self._acknowledge.answered(item.utterance_id)
             if self.pipeline.hearing:
-                self._acknowledge(item.utterance_id)
+                self._acknowledge.now(item.utterance_id)
             self._say(SpeakJob(item.text))
         elif isinstance(item, HaIntentRequested):
-            self._acknowledge(item.utterance_id)
+            if self.pipeline.hearing:  # its answer will wait for the person anyway
+                self._acknowledge.now(item.utterance_id)
+            else:
+                self._acknowledge.later(item.utterance_id, item.timestamp_seconds)
         elif isinstance(item, PlaybackControl):
             if item.action == "stop":
                 self._stop_speaking()
@@ -230,14 +238,6 @@ class SatelliteApp(CommandHandling):
     def _speak(self, job: SpeakJob) -> None:
         chime = self.sounds.get("awake") if job.preannounce else None
         self.voice.deliver(job.text, job.request_id, job.audio, chime)
-
-    def _acknowledge(self, utterance_id: str) -> None:
-        """The ``done`` sound, once per utterance, when its answer will take a while."""
-        sound = self.sounds.get("done")
-        if sound is None or utterance_id in self._acknowledged:
-            return
-        self._acknowledged.append(utterance_id)
-        self.voice.play_sound(sound)
 
     def _speak_held(self, at_last: bool = False) -> None:
         """Pass on what waited, in order, when the pipeline no longer hears anyone (and

@@ -3,13 +3,15 @@ gives a result (a score, two hearings that disagree) on demand."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
 from satellite.events import UtteranceEnded
 from satellite.nlu.events import IntentRecognized, Transcript
-from satellite.stt.base import SpeechRecognizer, SttResult
+from satellite.stt.base import SpeechRecognizer, SttResult, WordTiming
 from satellite.stt.hearing import MicHistory
 from satellite.understanding import Understanding, build_understanding
 
@@ -39,6 +41,19 @@ class Heard:
 
     def reset(self) -> None:
         return None
+
+
+class HeardInSpeech(Heard):
+    """Heard ``text`` at ``score``, its words laid 0.1 s apart from ``speech_seconds`` (so
+    a pause after them may end the utterance early)."""
+
+    def __init__(self, text: str, score: float, speech_seconds: float) -> None:
+        super().__init__(text, score)
+        words = tuple(
+            WordTiming(w, speech_seconds + 0.1 * i, speech_seconds + 0.1 * (i + 1))
+            for i, w in enumerate(text.split())
+        )
+        self.result = dataclasses.replace(self.result, words=words)
 
 
 def understanding_with(recognizer: SpeechRecognizer, config: Config | None = None) -> Understanding:

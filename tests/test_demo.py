@@ -101,6 +101,7 @@ def test_the_demo_gives_the_expected_timeline_and_says_it(tmp_path: Path) -> Non
         [
             *(sys.executable, "-m", "satellite", "run", "--config", "config/demo.yaml"),
             *("--stand-in-ha", "--timeline", "--input", str(scenario), "--output", str(replies)),
+            "--realtime",  # as scripts/demo.sh runs it: the replies lie apart as they were said
         ],
         capture_output=True,
         text=True,

@@ -4,13 +4,15 @@ A person who pauses mid-sentence ("I feel dizzy, ... please get the nurse") is h
 the end: speech that begins within ``recorder.follow_on_ms`` of the end of an utterance
 starts another one with no wake word (a follow-on), whose audio is the whole sentence.
 Replies wait until the window has passed, so the satellite neither talks over the
-person nor deafens its microphone to them; a follow-on that is not understood, or
-understood as the utterance before it, gets no reply.
+person nor deafens its microphone to them, except after a complete, trusted command
+(ended early at a pause), which closes the window and is answered at once; a follow-on
+that is not understood, or understood as the utterance before it, gets no reply.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import queue
 import threading
 import time
@@ -31,9 +33,10 @@ from satellite.mqtt.payloads import Command
 from satellite.nlu.events import IntentRecognized
 from satellite.pipeline import build_pipeline
 from satellite.tts.espeak import EspeakEngine
+from satellite.understanding import EARLY_ENDPOINT_REASON
 from satellite.understanding.dialogue import Dialogue
 from tests import synth
-from tests.fake_recognizer import Heard, understanding_with
+from tests.fake_recognizer import Heard, HeardInSpeech, understanding_with
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
 
@@ -279,3 +282,97 @@ def test_utterance_ids_have_no_gaps_when_follow_on_windows_pass_in_silence() -> 
         f"u{BOOT_ID}-1",
         f"u{BOOT_ID}-2",
     ]
+
+
+def _frame(samples: np.ndarray, start: int) -> AudioChunk:
+    """The 10 ms frame of 16 kHz ``samples`` from sample ``start``."""
+    return AudioChunk.from_int16(samples[start : start + 160], timestamp_seconds=start / synth.RATE)
+
+
+def _command_heard(
+    margin: float, text: str = "turn on the kitchen light"
+) -> tuple[synth.Float, HeardInSpeech, float]:
+    """'okay nabu, <text>' (as test_help_requests has it), heard with ``margin`` more score
+    than a device action needs: the audio, the recognizer and the end of the command's
+    speech, s."""
+    config = Config()
+    scene = synth.wake_scene(text, "en-us", 160, lead_seconds=0.8)
+    audio = scene.audio + synth.white_noise(len(scene.audio) / synth.RATE, 15.0, seed=3)
+    need = config.stt.rejection_threshold + config.stt.device_margin
+    heard = HeardInSpeech(text, need + margin, scene.command_span[0] + 0.1)
+    return audio, heard, scene.command_span[1]
+
+
+#: Score above a command's need for a confidence of ``stt.answer_at_once_confidence``
+#: (0.99; see satellite/stt/base.py ``confidence``).
+SURE = 4.0 * math.log(0.99 / 0.01)
+
+
+@pytest.mark.parametrize(
+    ("above_need", "reason", "listens_on"),
+    [
+        (SURE + 1.0, EARLY_ENDPOINT_REASON, False),
+        (SURE - 1.0, EARLY_ENDPOINT_REASON, True),  # 0.987, as some first halves of
+        # paused requests for help are heard ("I'm choking" as "what's the time")
+        (6.5, EARLY_ENDPOINT_REASON, True),  # confidence 0.84: the dialogue asks again
+        (5.5, "silence", True),  # short of stt.early_endpoint_margin (6)
+    ],
+    ids=["complete_and_sure", "complete_not_sure_enough", "doubtful", "ended_on_silence"],
+)
+def test_only_a_complete_sure_command_closes_the_follow_on_window(
+    above_need: float, reason: str, listens_on: bool
+) -> None:
+    """Ended early at a pause, believed without doubt and sure enough, a command needs no
+    follow-on: the pipeline stops hearing at once, so its answer is spoken at once.
+    Less sure, or believed only after the full silence, it might be the first half of a
+    paused request for help: the window stays open for the rest."""
+    config = Config()
+    audio, heard, _ = _command_heard(above_need)
+    pipeline = build_pipeline(config, understanding=understanding_with(heard, config))
+    samples = synth.to_chunk(audio).to_int16()
+    for start in range(0, len(samples), 160):
+        frame = _frame(samples, start)
+        ended = _utterances(pipeline.process(frame))
+        if ended:
+            assert [u.reason for u in ended] == [reason]
+            assert pipeline.hearing is listens_on
+            answered = [a for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
+            assert [a.result.intent for a in answered] == ["HassTurnOn"]
+            return
+    pytest.fail("the command never ended")
+
+
+def test_a_complete_command_is_answered_before_the_window_would_have_passed() -> None:
+    """Through the app: the answer to 'what time is it' (given on the device) plays while
+    the microphone's clock is still inside the follow-on window that the question would
+    otherwise have opened."""
+    config = Config()
+    audio, heard, speech_end = _command_heard(SURE + 1.0, "what time is it")
+    pipeline = build_pipeline(config, understanding=understanding_with(heard, config))
+    sink, done = _Sink(), list[Action]()
+    app = SatelliteApp(
+        pipeline,
+        _Events(),
+        queue.Queue(),
+        EspeakEngine(),
+        sink,
+        lambda *_: None,
+        dialogue=Dialogue(),
+        on_action=done.append,
+    )
+    played_at: list[float] = []
+
+    def chunks() -> Iterator[AudioChunk]:
+        samples = synth.to_chunk(audio).to_int16()
+        for start in range(0, len(samples), 160):
+            if any(isinstance(a, ReplyRequested) for a in done) and not played_at:
+                # wait for the speaker (it has a thread of its own) before more audio
+                played_at.append(start / synth.RATE if sink.played.wait(20.0) else math.inf)
+            yield _frame(samples, start)
+
+    try:
+        app.run(chunks())
+    finally:
+        app.close()
+    window = config.frontend.recorder.follow_on_ms / 1000.0
+    assert played_at and played_at[0] < speech_end + window, (played_at, speech_end)

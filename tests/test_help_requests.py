@@ -20,8 +20,6 @@ for a command.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -30,10 +28,9 @@ from satellite.events import UtteranceEnded
 from satellite.nlu.events import IntentRecognized
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
 from satellite.pipeline import build_pipeline
-from satellite.stt.base import WordTiming
 from satellite.understanding import EARLY_ENDPOINT_REASON, build_understanding
 from tests import synth
-from tests.fake_recognizer import Heard, decide, stage, understanding_with
+from tests.fake_recognizer import Heard, HeardInSpeech, decide, stage, understanding_with
 from tests.understand import FLOOR_RMS, lines, need_llm, replay
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
@@ -83,18 +80,6 @@ def test_home_assistant_intents_need_more_score_than_care_intents(text: str, car
     assert _believed(text, below + 1.0)
 
 
-class _HeardInSpeech(Heard):
-    """Heard ``text`` at ``score``, its words laid inside the speech."""
-
-    def __init__(self, text: str, score: float, speech_seconds: float) -> None:
-        super().__init__(text, score)
-        words = tuple(
-            WordTiming(w, speech_seconds + 0.1 * i, speech_seconds + 0.1 * (i + 1))
-            for i, w in enumerate(text.split())
-        )
-        self.result = dataclasses.replace(self.result, words=words)
-
-
 def _spoken_command(margin: float) -> tuple[str | None, str]:
     """'okay nabu, turn on the kitchen light' through the pipeline, heard with ``margin``
     more score than a device action needs: (its intent, how the utterance ended)."""
@@ -102,7 +87,7 @@ def _spoken_command(margin: float) -> tuple[str | None, str]:
     scene = synth.wake_scene("turn on the kitchen light", "en-us", 160, lead_seconds=0.8)
     audio = scene.audio + synth.white_noise(len(scene.audio) / synth.RATE, FLOOR_RMS, seed=3)
     need = config.stt.rejection_threshold + config.stt.device_margin
-    recognizer = _HeardInSpeech(
+    recognizer = HeardInSpeech(
         "turn on the kitchen light", need + margin, scene.command_span[0] + 0.1
     )
     pipeline = build_pipeline(config, understanding=understanding_with(recognizer))

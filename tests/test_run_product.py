@@ -45,9 +45,10 @@ def _session(folder: Path) -> tuple[Path, float, float]:
     return path, question_end, len(audio) / synth.RATE
 
 
-def _config(folder: Path, output: str, rate_hz: int) -> Path:
+def _config(folder: Path, output: str, rate_hz: int, tone: bool = True) -> Path:
     path = folder / "satellite.yaml"
     path.write_text(
+        f"tts:\n  feedback:\n    enabled: {str(tone).lower()}\n"
         f"audio:\n  output: {output}\n"
         f"player:\n  rate_hz: {rate_hz}\n"
         "mqtt:\n  enabled: false\n"
@@ -92,7 +93,7 @@ def test_run_speaks_the_reply_on_the_alsa_speaker(
     """eSpeak makes 22050 Hz; the speaker is opened at ``player.rate_hz`` and gets the
     reply converted to it, the same words as the engine says them."""
     wav, _, _ = _session(tmp_path)
-    config = _config(tmp_path, "alsa:default", rate_hz)
+    config = _config(tmp_path, "alsa:default", rate_hz, tone=False)
     began = dt.datetime.now()
     code, _, err = run_command("run", "--config", str(config), "--input", str(wav))
     ended = dt.datetime.now()
@@ -101,12 +102,10 @@ def test_run_speaks_the_reply_on_the_alsa_speaker(
     played = np.frombuffer(alsa_files.playback_out.read_bytes(), dtype="<i2")
     assert np.any(np.abs(played) > SOUND), "nothing was played"
     stretches = synth.sounding(played, rate_hz, SOUND, 0.1)
-    # the 'done' tone acknowledges the question (0.23 s), then the answer is spoken
-    assert len(stretches) == 2, stretches
-    (tone_start, tone_end), (first, last) = stretches
-    assert 0.15 < (tone_end - tone_start) / rate_hz < 0.3
+    assert len(stretches) == 1, stretches  # the answer (sounds are off: no tone first)
+    ((first, last),) = stretches
     assert (last - first) / rate_hz > 1.0  # a sentence, not a click
-    floats = played[first - rate_hz // 20 :].astype(np.float32) / 32768
+    floats = played[max(0, first - rate_hz // 20) :].astype(np.float32) / 32768
     best = max(_similarity(floats, ref) for ref in _reply_candidates(began, ended, rate_hz))
     assert best > 0.9, best
 
@@ -129,7 +128,8 @@ def test_realtime_replay_lines_the_reply_up_with_the_input(tmp_path: Path) -> No
     stretches = synth.sounding(played, rate, SOUND, 0.1)
     assert len(stretches) == 2, stretches  # the acknowledging tone, then the answer
     tone, answer = (start / rate for start, _ in stretches)
-    # the tone comes as soon as the question is understood, the answer once the
-    # follow-on window (1 s after the speech) has passed in silence
+    # eSpeak's question is not sure enough to be answered at once (it might go on): the
+    # tone comes as soon as it is understood, the answer once the follow-on window (1 s
+    # after the end of speech the VAD saw, a little before ``question_end``) has passed
     assert question_end < tone < question_end + 0.8, (question_end, tone)
-    assert question_end + 1.0 < answer < question_end + 2.5, (question_end, answer)
+    assert question_end + 0.85 < answer < question_end + 2.5, (question_end, answer)

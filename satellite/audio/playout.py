@@ -1,13 +1,16 @@
 """The player thread's side of a reply: lead-in, volume, sink writes and playback events.
 
-A reply that makes a sound starts with ``PlaybackStarted`` and ``lead_in_ms`` of silence;
-it ends with exactly one ``PlaybackFinished`` or ``PlaybackStopped``, and so does every
-reply that was dropped before it began to play.
+A reply that makes a sound starts with ``PlaybackStarted`` and, when the output has been
+quiet for ``LEAD_IN_AFTER_SECONDS`` (an amplifier may have gone to sleep), ``lead_in_ms``
+of silence; one that follows on the heels of another (the answer after the ``done``
+sound) starts at once. It ends with exactly one ``PlaybackFinished`` or
+``PlaybackStopped``, and so does every reply that was dropped before it began to play.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -18,6 +21,9 @@ from .events import PlaybackFinished, PlaybackStarted, PlaybackStopped
 from .io import AudioSink
 
 _LOGGER = logging.getLogger(__name__)
+
+#: Output quiet this long gets the lead-in before the next reply, s.
+LEAD_IN_AFTER_SECONDS = 1.0
 
 
 class Playout:
@@ -41,6 +47,8 @@ class Playout:
         self._reply_bytes = 0
         #: Audio written to the sink so far, s.
         self.position_seconds = 0.0
+        #: When the last reply's audio will have played (monotonic s), None before any.
+        self._sounding_until: float | None = None
 
     def begin(self, reply_id: str) -> None:
         """A new reply starts (nothing is written yet)."""
@@ -54,9 +62,18 @@ class Playout:
         if not self.started:
             self.started = True
             self._emit(PlaybackStarted(self._now(), reply_id=self.reply or ""))
-            self._write(bytes(self.rate_hz * self.lead_in_ms // 1000 * 2), volume)
+            if self._quiet_for() >= LEAD_IN_AFTER_SECONDS:
+                self._write(bytes(self.rate_hz * self.lead_in_ms // 1000 * 2), volume)
         self._write(data, volume)
         self._reply_bytes += len(data)
+        self._sounding_until = max(time.monotonic(), self._sounding_until or 0.0)
+        self._sounding_until += len(data) / 2 / self.rate_hz
+
+    def _quiet_for(self) -> float:
+        """How long the output has been quiet, s (forever before the first reply)."""
+        if self._sounding_until is None:
+            return float("inf")
+        return time.monotonic() - self._sounding_until
 
     def finish(self, stopped: str | None, dropped: Iterable[str]) -> None:
         """End the reply: finished (``stopped`` None) or stopped for ``stopped``; replies

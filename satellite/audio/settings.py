@@ -17,9 +17,10 @@ class PlayerSettings(Section):
         "Output sample rate, Hz (8000-48000); synthesis is converted to it",
     )
     lead_in_ms: int = option(
-        100,
+        30,
         check_integer(0, 1000, " ms"),
-        "Silence played before a reply so its first syllable is not clipped, ms (0-1000)",
+        "Silence played before a reply after a quiet spell so its first syllable is not "
+        "clipped while the output wakes up, ms (0-1000)",
     )
     prebuffer_ms: int = option(
         60,

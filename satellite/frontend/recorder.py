@@ -110,15 +110,10 @@ class UtteranceRecorder:
         """Frames of the utterance so far (from the start of its audio, pre-roll included)."""
         return list(self._frames)
 
-    @property
-    def silence_seconds(self) -> float:
-        """How long the current run of silence has lasted, s."""
-        return self._silence_seconds
-
     def quiet_since(self, now: float) -> float:
         """Time since the speech ended (the VAD's lag taken off), s; 0 while speaking.
 
-        The silence run of ``silence_seconds`` only starts once the speech probability
+        The run of silence only starts once the speech probability
         has fallen below the threshold less the hysteresis, which the VAD takes a while
         to reach; a short endpoint counts from the end of speech instead.
         """
@@ -131,6 +126,11 @@ class UtteranceRecorder:
         if self._phase is not Phase.IN_SPEECH:
             return []
         return self._finish(now, reason)
+
+    def close_follow_on(self) -> None:
+        """No follow-on after the utterance just ended (a complete command): go idle."""
+        if self._follow_on_until is not None and self._phase is Phase.AWAITING_ONSET:
+            self.reset()
 
     def reset(self) -> None:
         """Drop any utterance in progress (history of recent audio is kept)."""

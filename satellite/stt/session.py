@@ -29,6 +29,10 @@ CONTEXT_SECONDS = 1.5
 #: At most this much of an utterance's microphone audio judges the room's loudness
 #: again when it is decided, s.
 LOUDNESS_SECONDS = 3.0
+#: ... together with this much before its speech began, s: the quiet before a command
+#: is what its noise floor is measured on (a long command alone has too few quiet frames
+#: between its words, and its weakest sounds were taken for a loud room's noise).
+LOUDNESS_LEAD_SECONDS = 0.5
 #: How long before the frame that started an utterance its speech began, at most, s.
 SPEECH_ONSET_SECONDS = 0.1
 #: Utterances longer than this are not searched again from their own mean, s: commands
@@ -123,7 +127,7 @@ class HearingSession:
         (in ``auto``)."""
         if self.loud or self._mic is None:
             return
-        span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds)
+        span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds) + LOUDNESS_LEAD_SECONDS
         heard = self._mic.before(now_seconds + 1e-3, span)
         if heard is None or snr_db(heard.samples) >= self.settings.denoise_below_db:
             return

@@ -93,6 +93,12 @@ class SttSettings(Section):
         check_number(0.0, 50.0),
         "How much more score a command needs to end the utterance early (0-50)",
     )
+    answer_at_once_confidence: float = option(
+        0.99,
+        check_number(0.0, 1.0),
+        "A command ended early at a pause and this confident is answered at once; others "
+        "wait for the follow-on window (0-1; 1 = every answer waits)",
+    )
     follow_on_margin: float = option(
         6.0,
         check_number(0.0, 50.0),

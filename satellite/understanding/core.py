@@ -15,7 +15,10 @@ grammar lays words over the pause inside it. It is owed no answer when it is not
 understood (it may not have been meant for the satellite) or understood as the utterance
 before it was (the person only went on after a pause: that was already done). Every
 other understood (or not understood) utterance gives an ``AnswerDue`` action, which the
-app hands to its dialogue.
+app hands to its dialogue. A complete, trusted command (ended early at a pause, believed
+without doubt) closes the follow-on window at once, so its answer need not wait for it;
+one that ended on the full silence keeps it: it may be the first half of a paused request
+for help.
 
 The parts: stt/session.py hears the utterance and judges its room, belief.py decides
 whether a result is believed (by the rules in nlu/trust.py) and nlu/fallback.py keeps the
@@ -159,7 +162,28 @@ class Understanding:
             if isinstance(event, UtteranceEnded) and self._listening:
                 self._listening = False
                 out.extend(self.understand(event))
+                if self._complete(event):
+                    recorder.close_follow_on()
         return out
+
+    def _complete(self, utterance: UtteranceEnded) -> bool:
+        """Whether an utterance just decided was a complete, trusted command, whose answer
+        need not wait for a follow-on: the grammar's end reached at a pause, with
+        ``early_endpoint_margin`` to spare, believed without doubt and at least
+        ``answer_at_once_confidence`` sure. The first half of a paused request for help
+        often fits a short command well ("I'm choking" ... as "what's the time", 0.986 in
+        flite's voice): below that, and when the utterance ended on the full silence, the
+        follow-on window stays open so the rest of the sentence is heard."""
+        if utterance.reason != EARLY_ENDPOINT_REASON:
+            return False
+        return any(
+            isinstance(a, AnswerDue)
+            and a.utterance_id == utterance.utterance_id
+            and a.result.intent is not None
+            and a.result.confidence >= self.settings.answer_at_once_confidence
+            and not a.doubtful
+            for a in self._actions
+        )
 
     def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
         silence = recorder.quiet_since(frame.end_seconds)
