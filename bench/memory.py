@@ -437,14 +437,14 @@ def _install_probes(rec: Recorder) -> None:
     rec.probe(hassil.Intents, "from_dict", "hassil Intents.from_dict (all intents)")
     rec.probe(factory, "make_recognizer", "speech recognizer")
     rec.probe(factory, "compile_grammar", "grammar compile")
-    rec.probe(factory, "dictionary_words", "CMUdict word set (kept, lru_cache)")
+    rec.probe(factory, "dictionary_words", "CMUdict words (searched in place)")
     rec.probe(factory, "build_grammar", "grammar build")
     rec.probe(factory, "cached_grammar", "grammar file (disk cache)")
     rec.probe(factory, "grammar_dictionary_for", "grammar dictionary file")
     rec.probe(sphinx, "_decoder", _decoder_label)
     rec.probe(understanding, "TemplateRecognizer", "templates (sentences parsed)")
     rec.probe(understanding, "ProsodyMonitor", "prosody monitor")
-    rec.probe(monitor, "default_dictionary", "syllable dictionary (CMUdict)")
+    rec.probe(monitor, "default_dictionary", "syllable dictionary (CMUdict, in place)")
     rec.probe(pipeline, "make_noise_suppressor", "noise suppressor")
     rec.probe(pipeline, "AutoGain", "auto gain")
     rec.probe(pipeline, "MicroWakeWordDetector", "wake word (microWakeWord, TFLite)")
@@ -663,8 +663,9 @@ def what_if_freeable(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     """The satellite built as run builds it; then what giving memory back recovers."""
     import gc  # noqa: PLC0415
 
+    from satellite import cmudict  # noqa: PLC0415
     from satellite.pipeline import Pipeline, build_stages  # noqa: PLC0415
-    from satellite.stt import factory, lexicon  # noqa: PLC0415
+    from satellite.stt import factory  # noqa: PLC0415
     from satellite.understanding import build_understanding  # noqa: PLC0415
 
     config = _config(args.config)
@@ -674,10 +675,10 @@ def what_if_freeable(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     marks.mark("understanding + stages built")
     malloc_trim()
     marks.mark("malloc_trim(0): free heap pages given back")
-    lexicon.dictionary_words.cache_clear()
+    cmudict.pronunciations.cache_clear()
     gc.collect()
     malloc_trim()
-    marks.mark("CMUdict word set dropped (dictionary_words.cache_clear), gc, trim")
+    marks.mark("CMUdict dropped (pronunciations.cache_clear), gc, trim")
     factory._COMPILED.clear()
     gc.collect()
     malloc_trim()
@@ -708,6 +709,8 @@ def what_if_grammar(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
         marks.mark(f"grammar built ({len(grammar.arcs)} arcs; CMUdict word set kept)")
         TemplateRecognizer(intent_set)
         marks.mark("templates (parsed by the build already)")
+        # the syllables' what-if reads the grammar's dictionary beside the FSG
+        factory.grammar_dictionary_for(config.satellite.language, grammar, path)
         return {"fsg": str(path)}
     arcs: list[tuple[int, int, str | None]] = []
     for line in Path(args.fsg).read_text(encoding="utf-8").splitlines():
@@ -728,8 +731,8 @@ def what_if_syllables(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     if args.fsg is None:
         path = cmudict_path()
         assert path is not None
-        dictionary = SyllableDictionary.from_file(path)  # kept, as the monitor keeps it
-        marks.mark(f"all of CMUdict ({len(dictionary)} words)")
+        dictionary = SyllableDictionary.in_place(path)  # kept, as the monitor keeps it
+        marks.mark(f"all of CMUdict, searched in place ({len(dictionary)} words)")
     else:
         dictionary = SyllableDictionary.from_file(Path(args.fsg).with_suffix(".dict"))
         marks.mark(f"the grammar's dictionary ({len(dictionary)} words)")
