@@ -438,6 +438,7 @@ def _install_probes(rec: Recorder) -> None:
     rec.probe(factory, "make_recognizer", "speech recognizer")
     rec.probe(factory, "compile_grammar", "grammar compile")
     rec.probe(factory, "dictionary_words", "CMUdict words (searched in place)")
+    rec.probe(factory, "load_built", "grammar read back (built before from the same inputs)")
     rec.probe(factory, "build_grammar", "grammar build")
     rec.probe(factory, "cached_grammar", "grammar file (disk cache)")
     rec.probe(factory, "grammar_dictionary_for", "grammar dictionary file")
