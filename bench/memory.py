@@ -697,8 +697,8 @@ def _intent_set(config: Any) -> Any:
 
 
 def what_if_grammar(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
-    """The grammar built from the templates (as at every start now), against the same
-    grammar read back from its FSG file (what a cache keyed on the inputs could do)."""
+    """The grammar as a start compiles it (built once, then read back: stt/built.py),
+    against the same grammar's arcs parsed from its FSG file alone."""
     from satellite.nlu.recognizer import TemplateRecognizer  # noqa: PLC0415
     from satellite.stt import factory  # noqa: PLC0415
 
@@ -707,9 +707,9 @@ def what_if_grammar(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     marks.mark("imports + config + intent set")
     if args.fsg is None:
         grammar, path = factory.compile_grammar(config.stt, intent_set)
-        marks.mark(f"grammar built ({len(grammar.arcs)} arcs; CMUdict word set kept)")
+        marks.mark(f"grammar compiled ({len(grammar.arcs)} arcs; read back if built before)")
         TemplateRecognizer(intent_set)
-        marks.mark("templates (parsed by the build already)")
+        marks.mark("templates (TemplateRecognizer)")
         # the syllables' what-if reads the grammar's dictionary beside the FSG
         factory.grammar_dictionary_for(config.satellite.language, grammar, path)
         return {"fsg": str(path)}
@@ -926,7 +926,7 @@ def _what_ifs(config: Path, folder: Path, core: str | None, llm: bool) -> dict[s
         out[key] = result
         return result
 
-    fsg = run("grammar", "grammar built")["fsg"]
+    fsg = run("grammar", "grammar compiled")["fsg"]
     run("grammar", "grammar read back", "--fsg", fsg)
     run("scipy", "scipy")
     run("syllables", "syllables: CMUdict")
