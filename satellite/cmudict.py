@@ -1,11 +1,12 @@
 """A CMUdict-format pronunciation dictionary searched where it lies, not loaded.
 
 ``word PH ON ES`` lines, alternate pronunciations as ``word(2)``. The file pocketsphinx
-ships (``cmudict-en-us.dict``, 135k lines, 3.2 MB) is sorted by word, so a word is found
-by binary search in the memory-mapped file: the pages it touches are the page cache's
-(shared, clean, given back under pressure), and there is no Python object per word. A
-set of its words and a dict of syllable counts cost 11.6 MB and 10.3 MB of RSS for good
-(issue 16), and 0.8 s of start-up.
+ships (``cmudict-en-us.dict``, 135k lines, 3.2 MB) is sorted by word. Opening it reads
+it once and keeps the word and offset of every ``BLOCK_LINES``-th line (~2,000 of them,
+~0.2 MB); a word is then found in its block by one positional read of ~1.5 kB. A set of
+its words and a dict of syllable counts cost 11.6 MB and 10.3 MB of RSS for good (issue
+16) and 0.8 s of start-up; mapping the file instead left every page a search touched
+(and the kernel's neighbours of it) counted in RSS: 2 MB after twenty words.
 
 A file that is not sorted (lines by the word before ``(``, bytewise) is read into memory
 sorted, so any file gives the same answers.
@@ -13,10 +14,19 @@ sorted, so any file gives the same answers.
 
 from __future__ import annotations
 
+import bisect
 import functools
-import mmap
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+#: Lines per block of the index: a search reads one block (or two, at its end).
+BLOCK_LINES = 64
+#: Bytes read at a time when walking the lines, and when searching a block.
+READ_BYTES = 64 * 1024
+SEARCH_BYTES = 2048
+#: Answers of ``in`` remembered, at most.
+KNOWN_KEPT = 4096
 
 
 def _key(line: bytes) -> bytes:
@@ -24,53 +34,53 @@ def _key(line: bytes) -> bytes:
     return line.split(b" ", 1)[0].split(b"(", 1)[0]
 
 
-#: Answers of ``in`` remembered, at most.
-KNOWN_KEPT = 4096
-
-
 class Pronunciations:
-    """Words of a sorted CMUdict-format buffer and their pronunciations."""
+    """Words of a sorted CMUdict-format text and their pronunciations."""
 
-    def __init__(self, data: bytes | mmap.mmap, words: int) -> None:
-        """``data``: lines sorted by word; ``words``: how many distinct words it holds."""
-        self._data = data
-        self._words = words
+    def __init__(self, read: Callable[[int, int], bytes], size: int) -> None:
+        """``read(offset, length)``: bytes of the text, whose lines are sorted by word;
+        ``size``: its length. Indexes it (one pass)."""
+        self._read = read
+        self._size = size
+        #: The word and offset of every BLOCK_LINES-th line.
+        self._keys: list[bytes] = []
+        self._offsets: list[int] = []
+        self._words = 0
+        #: Whether the lines are sorted (else the index is incomplete: do not search).
+        self.sorted = True
+        #: Whether the file is searched where it lies, not copied (``open``).
+        self.in_place = False
         #: Words asked about lately (a grammar asks about its few hundred words
-        #: thousands of times; a search takes ~40 us on one x86 core).
+        #: thousands of times).
         self._known: dict[str, bool] = {}
-
-    @classmethod
-    def open(cls, path: Path | str) -> Pronunciations:
-        """Map the file (or, unsorted, read it sorted); checked in one pass, no copy."""
-        with open(path, "rb") as handle:
-            try:
-                data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            except ValueError:  # an empty file cannot be mapped
-                return cls(b"", 0)
-        book = cls(data, 0)
         previous = b""
-        for line in book._lines():
+        for index, (offset, line) in enumerate(self._lines(0)):
             key = _key(line)
+            if index % BLOCK_LINES == 0:
+                self._keys.append(key)
+                self._offsets.append(offset)
             if not key:
                 continue
             if key < previous:
-                return cls._sorted(data)
+                self.sorted = False
+                return
             if key != previous:
-                book._words += 1
+                self._words += 1
             previous = key
-        if hasattr(mmap, "MADV_DONTNEED"):
-            data.madvise(mmap.MADV_DONTNEED)  # the check read every page: not ours to keep
-        return book
 
     @classmethod
-    def _sorted(cls, data: bytes | mmap.mmap) -> Pronunciations:
-        lines = sorted((ln for ln in bytes(data).splitlines() if _key(ln)), key=_key)
-        return cls(b"\n".join(lines) + b"\n", len({_key(ln) for ln in lines}))
-
-    @property
-    def in_place(self) -> bool:
-        """Whether the file is searched where it lies (it was sorted), not copied."""
-        return isinstance(self._data, mmap.mmap)
+    def open(cls, path: Path | str) -> Pronunciations:
+        """The file searched in place (read sorted into memory if it is not sorted)."""
+        reader = _FileReader(path)
+        book = cls(reader, reader.size)
+        if book.sorted:
+            book.in_place = True
+            return book
+        del book, reader
+        with open(path, "rb") as handle:
+            lines = sorted((ln for ln in handle.read().splitlines() if _key(ln)), key=_key)
+        text = b"\n".join(lines) + b"\n"
+        return cls(lambda offset, length: text[offset : offset + length], len(text))
 
     def __len__(self) -> int:
         return self._words
@@ -88,42 +98,43 @@ class Pronunciations:
     def __iter__(self) -> Iterator[str]:
         """Each word once, in order."""
         previous = b""
-        for line in self._lines():
+        for _, line in self._lines(0):
             key = _key(line)
             if key and key != previous:
                 yield key.decode("utf-8", errors="replace")
                 previous = key
 
-    def _lines(self, position: int = 0) -> Iterator[bytes]:
-        data = self._data
-        end = len(data)
-        while position < end:
-            stop = data.find(b"\n", position)
-            stop = end if stop < 0 else stop
-            yield data[position:stop]
-            position = stop + 1
+    def _lines(self, position: int, chunk: int = READ_BYTES) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) from ``position`` (a line's start) to the end, read ``chunk``
+        bytes at a time."""
+        start = position
+        buffer = b""
+        while position < self._size:
+            data = self._read(position, chunk)
+            if not data:
+                break
+            position += len(data)
+            *complete, buffer = (buffer + data).split(b"\n")
+            for line in complete:
+                yield start, line
+                start += len(line) + 1
+        if buffer:
+            yield start, buffer
 
     def lines(self, word: str) -> list[bytes]:
         """Every line of ``word`` (its first pronunciation and alternates), file order."""
         target = word.encode("utf-8", errors="replace")
-        if not target or b" " in target:
+        if not target or b" " in target or not self._offsets or not self.sorted:
             return []
-        data = self._data
-        low, high = 0, len(data)
-        while low < high:  # the first line whose word is not below ``target``
-            middle = (low + high) // 2
-            start = data.rfind(b"\n", 0, middle) + 1
-            stop = data.find(b"\n", start)
-            stop = len(data) if stop < 0 else stop
-            if _key(data[start:stop]) < target:
-                low = stop + 1
-            else:
-                high = start
+        # the last block that starts below the word: its lines may begin in it
+        block = max(0, bisect.bisect_left(self._keys, target) - 1)
         found = []
-        for line in self._lines(low):
-            if _key(line) != target:
+        for _, line in self._lines(self._offsets[block], SEARCH_BYTES):
+            key = _key(line)
+            if key > target:
                 break
-            found.append(line)
+            if key == target:
+                found.append(line)
         return found
 
     def phones(self, word: str) -> list[str] | None:
@@ -133,6 +144,20 @@ class Pronunciations:
             if not head.endswith(")"):
                 return rest.split() or None
         return None
+
+
+class _FileReader:
+    """Positional reads of a file kept open (no mapping: nothing counted in RSS)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self._descriptor = os.open(path, os.O_RDONLY)
+        self.size = os.fstat(self._descriptor).st_size
+
+    def __call__(self, offset: int, length: int) -> bytes:
+        return os.pread(self._descriptor, length, offset)
+
+    def __del__(self) -> None:
+        os.close(self._descriptor)
 
 
 @functools.lru_cache(maxsize=4)
