@@ -418,7 +418,7 @@ def _decoder_label(_model_dir: Any, _dictionary: Any = None, **options: Any) -> 
     if "beam" in options:
         return "pocketsphinx decoder: grammar, wide beams (streaming)"
     if options.get("compallsen"):
-        return "pocketsphinx decoder: grammar, all senones (own-mean search)"
+        return "pocketsphinx decoder: grammar, narrow beams (own-mean search, second opinion)"
     return "pocketsphinx decoder: grammar, narrow beams (second opinion)"
 
 
@@ -437,14 +437,15 @@ def _install_probes(rec: Recorder) -> None:
     rec.probe(hassil.Intents, "from_dict", "hassil Intents.from_dict (all intents)")
     rec.probe(factory, "make_recognizer", "speech recognizer")
     rec.probe(factory, "compile_grammar", "grammar compile")
-    rec.probe(factory, "dictionary_words", "CMUdict word set (kept, lru_cache)")
+    rec.probe(factory, "dictionary_words", "CMUdict words (searched in place)")
+    rec.probe(factory, "load_built", "grammar read back (built before from the same inputs)")
     rec.probe(factory, "build_grammar", "grammar build")
     rec.probe(factory, "cached_grammar", "grammar file (disk cache)")
     rec.probe(factory, "grammar_dictionary_for", "grammar dictionary file")
     rec.probe(sphinx, "_decoder", _decoder_label)
     rec.probe(understanding, "TemplateRecognizer", "templates (sentences parsed)")
     rec.probe(understanding, "ProsodyMonitor", "prosody monitor")
-    rec.probe(monitor, "default_dictionary", "syllable dictionary (CMUdict)")
+    rec.probe(monitor, "default_dictionary", "syllable dictionary (CMUdict, in place)")
     rec.probe(pipeline, "make_noise_suppressor", "noise suppressor")
     rec.probe(pipeline, "AutoGain", "auto gain")
     rec.probe(pipeline, "MicroWakeWordDetector", "wake word (microWakeWord, TFLite)")
@@ -663,8 +664,9 @@ def what_if_freeable(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     """The satellite built as run builds it; then what giving memory back recovers."""
     import gc  # noqa: PLC0415
 
+    from satellite import cmudict  # noqa: PLC0415
     from satellite.pipeline import Pipeline, build_stages  # noqa: PLC0415
-    from satellite.stt import factory, lexicon  # noqa: PLC0415
+    from satellite.stt import factory  # noqa: PLC0415
     from satellite.understanding import build_understanding  # noqa: PLC0415
 
     config = _config(args.config)
@@ -674,10 +676,10 @@ def what_if_freeable(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     marks.mark("understanding + stages built")
     malloc_trim()
     marks.mark("malloc_trim(0): free heap pages given back")
-    lexicon.dictionary_words.cache_clear()
+    cmudict.pronunciations.cache_clear()
     gc.collect()
     malloc_trim()
-    marks.mark("CMUdict word set dropped (dictionary_words.cache_clear), gc, trim")
+    marks.mark("CMUdict dropped (pronunciations.cache_clear), gc, trim")
     factory._COMPILED.clear()
     gc.collect()
     malloc_trim()
@@ -695,8 +697,8 @@ def _intent_set(config: Any) -> Any:
 
 
 def what_if_grammar(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
-    """The grammar built from the templates (as at every start now), against the same
-    grammar read back from its FSG file (what a cache keyed on the inputs could do)."""
+    """The grammar as a start compiles it (built once, then read back: stt/built.py),
+    against the same grammar's arcs parsed from its FSG file alone."""
     from satellite.nlu.recognizer import TemplateRecognizer  # noqa: PLC0415
     from satellite.stt import factory  # noqa: PLC0415
 
@@ -705,9 +707,11 @@ def what_if_grammar(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     marks.mark("imports + config + intent set")
     if args.fsg is None:
         grammar, path = factory.compile_grammar(config.stt, intent_set)
-        marks.mark(f"grammar built ({len(grammar.arcs)} arcs; CMUdict word set kept)")
+        marks.mark(f"grammar compiled ({len(grammar.arcs)} arcs; read back if built before)")
         TemplateRecognizer(intent_set)
-        marks.mark("templates (parsed by the build already)")
+        marks.mark("templates (TemplateRecognizer)")
+        # the syllables' what-if reads the grammar's dictionary beside the FSG
+        factory.grammar_dictionary_for(config.satellite.language, grammar, path)
         return {"fsg": str(path)}
     arcs: list[tuple[int, int, str | None]] = []
     for line in Path(args.fsg).read_text(encoding="utf-8").splitlines():
@@ -728,8 +732,8 @@ def what_if_syllables(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     if args.fsg is None:
         path = cmudict_path()
         assert path is not None
-        dictionary = SyllableDictionary.from_file(path)  # kept, as the monitor keeps it
-        marks.mark(f"all of CMUdict ({len(dictionary)} words)")
+        dictionary = SyllableDictionary.in_place(path)  # kept, as the monitor keeps it
+        marks.mark(f"all of CMUdict, searched in place ({len(dictionary)} words)")
     else:
         dictionary = SyllableDictionary.from_file(Path(args.fsg).with_suffix(".dict"))
         marks.mark(f"the grammar's dictionary ({len(dictionary)} words)")
@@ -755,8 +759,7 @@ def what_if_decoders(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     for label, options in (
         ("phone loop", common),
         ("grammar, wide beams", {"fsg": fsg, **common, **sphinx.WIDE_BEAMS}),
-        ("grammar, narrow beams", {"fsg": fsg, "lm": None, "bestpath": False}),
-        ("grammar, all senones", {"fsg": fsg, **common}),
+        ("grammar, narrow beams (aside)", {"fsg": fsg, **common}),
     ):
         before = malloc_in_use_kb()
         held.append(sphinx._decoder(model, dictionary, **options))
@@ -923,7 +926,7 @@ def _what_ifs(config: Path, folder: Path, core: str | None, llm: bool) -> dict[s
         out[key] = result
         return result
 
-    fsg = run("grammar", "grammar built")["fsg"]
+    fsg = run("grammar", "grammar compiled")["fsg"]
     run("grammar", "grammar read back", "--fsg", fsg)
     run("scipy", "scipy")
     run("syllables", "syllables: CMUdict")

@@ -11,6 +11,7 @@ import pytest
 from hassil.sample import sample_intents
 from pocketsphinx import Config, Decoder
 
+from satellite.cmudict import Pronunciations
 from satellite.errors import SatelliteError
 from satellite.nlu.intents import CARE_INTENTS, Entity, IntentSet, load_intent_set
 from satellite.nlu.recognizer import TemplateRecognizer
@@ -45,11 +46,11 @@ def intent_set() -> IntentSet:
 
 
 @pytest.fixture(scope="module")
-def words() -> frozenset[str]:
+def words() -> Pronunciations:
     return dictionary_words(default_dictionary("en"))
 
 
-def _build(intent_set: IntentSet, words: frozenset[str]):  # type: ignore[no-untyped-def]
+def _build(intent_set: IntentSet, words: Pronunciations):  # type: ignore[no-untyped-def]
     return build_grammar(intent_set, words.__contains__, number_words)
 
 
@@ -70,7 +71,7 @@ def test_number_words() -> None:
 
 
 def test_every_sampled_template_sentence_is_in_the_grammar(
-    intent_set: IntentSet, words: frozenset[str]
+    intent_set: IntentSet, words: Pronunciations
 ) -> None:
     grammar = _build(intent_set, words)
     recognizer = TemplateRecognizer(intent_set)
@@ -105,7 +106,7 @@ def test_every_sampled_template_sentence_is_in_the_grammar(
         assert recognizer.recognize(text).intent == expected
 
 
-def test_templates_for_devices_nobody_has_are_left_out(words: frozenset[str]) -> None:
+def test_templates_for_devices_nobody_has_are_left_out(words: Pronunciations) -> None:
     """No cover (garage door, blinds) here: its sentences would only be mistaken for."""
     garage = ["open", "the", "garage", "door"]
     without = _build(load_intent_set("en", HA_INTENTS, ENTITIES, ()), words)
@@ -119,7 +120,7 @@ def test_templates_for_devices_nobody_has_are_left_out(words: frozenset[str]) ->
     )
 
 
-def test_the_satellites_own_area_makes_here_sentences_speakable(words: frozenset[str]) -> None:
+def test_the_satellites_own_area_makes_here_sentences_speakable(words: Pronunciations) -> None:
     """Once the satellite has an area, "turn off the lights" means the lights there."""
     here = ["turn", "off", "the", "lights"]
     nowhere = load_intent_set("en", HA_INTENTS, ENTITIES, ())
@@ -134,7 +135,7 @@ def test_the_satellites_own_area_makes_here_sentences_speakable(words: frozenset
     assert named.slots.get("area") == "bedroom"
 
 
-def test_grammar_rejects_other_sentences(intent_set: IntentSet, words: frozenset[str]) -> None:
+def test_grammar_rejects_other_sentences(intent_set: IntentSet, words: Pronunciations) -> None:
     grammar = _build(intent_set, words)
     for text in [
         "the weather is lovely today",
@@ -147,7 +148,7 @@ def test_grammar_rejects_other_sentences(intent_set: IntentSet, words: frozenset
 
 
 def test_grammar_is_small_and_loads_in_pocketsphinx(
-    intent_set: IntentSet, words: frozenset[str], tmp_path: Path
+    intent_set: IntentSet, words: Pronunciations, tmp_path: Path
 ) -> None:
     grammar = _build(intent_set, words)
     # minimised: a few thousand word arcs, not the 100k+ of the template expansion
@@ -167,7 +168,7 @@ def test_grammar_is_small_and_loads_in_pocketsphinx(
 
 
 def test_the_grammar_loads_with_a_dictionary_of_its_own_words(
-    intent_set: IntentSet, words: frozenset[str], tmp_path: Path
+    intent_set: IntentSet, words: Pronunciations, tmp_path: Path
 ) -> None:
     grammar = _build(intent_set, words)
     path = cached_grammar(grammar, tmp_path)
@@ -191,7 +192,7 @@ def test_the_grammar_loads_with_a_dictionary_of_its_own_words(
     assert decoder.lookup_word("kitchen") is not None
 
 
-def test_grammar_follows_the_slot_lists(words: frozenset[str]) -> None:
+def test_grammar_follows_the_slot_lists(words: Pronunciations) -> None:
     small = load_intent_set("en", ("HassTurnOn",), (Entity("desk lamp", "light", "study"),), ())
     grammar = _build(small, words)
     assert grammar.accepts(["turn", "on", "the", "desk", "lamp"])
@@ -202,7 +203,7 @@ def test_grammar_follows_the_slot_lists(words: frozenset[str]) -> None:
     assert _build(other, words).digest != grammar.digest
 
 
-def test_unknown_words_are_left_out_and_reported(words: frozenset[str]) -> None:
+def test_unknown_words_are_left_out_and_reported(words: Pronunciations) -> None:
     odd = load_intent_set(
         "en",
         ("HassTurnOn",),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from satellite.cmudict import Pronunciations
 from satellite.nlu.intents import CARE_INTENTS, Entity, IntentSet, load_intent_set, merge_slots
 from satellite.stt.fsg import Grammar, WordNetwork, placeholder, splice, word_network
 from satellite.stt.grammar import build_grammar
@@ -24,7 +25,7 @@ ENTITIES = (
 
 
 @pytest.fixture(scope="module")
-def words() -> frozenset[str]:
+def words() -> Pronunciations:
     return dictionary_words(default_dictionary("en"))
 
 
@@ -33,7 +34,7 @@ def intent_set() -> IntentSet:
     return load_intent_set("en", HA_INTENTS + CARE_INTENTS, ENTITIES, ("garden",), "kitchen")
 
 
-def _build(intent_set: IntentSet, words: frozenset[str], expand: bool = False) -> Grammar:
+def _build(intent_set: IntentSet, words: Pronunciations, expand: bool = False) -> Grammar:
     return build_grammar(intent_set, words.__contains__, number_words, expand_lists=expand)
 
 
@@ -135,7 +136,7 @@ def test_one_list_in_two_places_keeps_each_place_apart() -> None:
 
 
 def test_spliced_lists_give_the_sentences_of_the_expanded_templates(
-    intent_set: IntentSet, words: frozenset[str]
+    intent_set: IntentSet, words: Pronunciations
 ) -> None:
     spliced = _build(intent_set, words)
     expanded = _build(intent_set, words, expand=True)
@@ -169,7 +170,7 @@ def test_spliced_lists_give_the_sentences_of_the_expanded_templates(
 
 
 def test_a_difference_in_one_sentence_is_found(
-    intent_set: IntentSet, words: frozenset[str]
+    intent_set: IntentSet, words: Pronunciations
 ) -> None:
     """The comparison above can fail: one name less is one sentence family less."""
     fewer = load_intent_set("en", HA_INTENTS + CARE_INTENTS, ENTITIES[1:], ("garden",), "kitchen")
@@ -177,7 +178,7 @@ def test_a_difference_in_one_sentence_is_found(
     assert difference is not None
 
 
-def test_names_cost_arcs_in_proportion_not_per_template(words: frozenset[str]) -> None:
+def test_names_cost_arcs_in_proportion_not_per_template(words: Pronunciations) -> None:
     """Twice the names: the template graph stays the same and the names' part of the
     grammar about doubles. Expanded inside each template, the graph grew with names x
     templates (300 names: 180k arcs to minimise)."""

@@ -9,8 +9,9 @@ from ..errors import SatelliteError
 from ..nlu.intents import IntentSet, load_intent_set
 from ..nlu.settings import NluSettings
 from .base import SpeechRecognizer
+from .built import inputs_digest, load_built, save_built
 from .fsg import Grammar, cached_grammar
-from .grammar import build_grammar
+from .grammar import build_grammar, tell_left_out
 from .lexicon import (
     default_dictionary,
     dictionary_words,
@@ -37,17 +38,27 @@ _COMPILED_KEPT = 2
 
 def compile_grammar(settings: SttSettings, intent_set: IntentSet) -> tuple[Grammar, Path]:
     """Compile (or reuse, from this process or the disk cache) the grammar for the
-    active intents."""
+    active intents: built once for the same inputs, then read back at every start."""
     language = intent_set.language
+    cache_dir = Path(settings.cache_dir).expanduser()
     key = (language, intent_set.names, intent_set.entities, intent_set.areas, intent_set.area)
     grammar = _COMPILED.get(key)
     if grammar is None:
-        words = dictionary_words(default_dictionary(language))
-        grammar = build_grammar(intent_set, words.__contains__, lambda n: number_words(n, language))
+        dictionary = default_dictionary(language)
+        inputs = inputs_digest(intent_set, dictionary)
+        grammar = load_built(cache_dir, inputs)
+        if grammar is not None:
+            tell_left_out(intent_set, grammar.oov)
+        else:
+            words = dictionary_words(dictionary)
+            grammar = build_grammar(
+                intent_set, words.__contains__, lambda n: number_words(n, language)
+            )
+            save_built(cache_dir, inputs, grammar, cached_grammar(grammar, cache_dir))
         if len(_COMPILED) >= _COMPILED_KEPT:
             del _COMPILED[next(iter(_COMPILED))]
         _COMPILED[key] = grammar
-    path = cached_grammar(grammar, Path(settings.cache_dir).expanduser())
+    path = cached_grammar(grammar, cache_dir)
     return grammar, path
 
 

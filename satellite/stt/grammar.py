@@ -314,18 +314,7 @@ def build_grammar(
     )
     whole = compiler.sequence([f for f in (before, body, after) if f is not None])
     assert whole is not None
-    names = {w for e in intent_set.entities for w in e.name.lower().split()}
-    names |= {w for a in intent_set.areas for w in a.lower().split()}
-    if compiler.oov & names:
-        _LOGGER.warning(
-            "Names left out of the speech grammar: no pronunciation for %s. Fix: rename "
-            "the entity or area in words the dictionary knows",
-            ", ".join(sorted(compiler.oov & names)),
-        )
-    if compiler.oov - names:
-        _LOGGER.debug(
-            "Template words without a pronunciation: %s", ", ".join(sorted(compiler.oov - names))
-        )
+    tell_left_out(intent_set, compiler.oov)
     spliced = splice(
         finish(compiler.graph, whole, compiler.words, compiler.oov), compiler.networks()
     )
@@ -342,6 +331,21 @@ def build_grammar(
     return dataclasses.replace(
         minimal, graph_arcs=spliced.graph_arcs, list_sizes=spliced.list_sizes
     )
+
+
+def tell_left_out(intent_set: IntentSet, oov: set[str]) -> None:
+    """Log the words left out of the grammar for want of a pronunciation: a warning with
+    the fix for HA's names and areas, the templates' own at debug level."""
+    names = {w for e in intent_set.entities for w in e.name.lower().split()}
+    names |= {w for a in intent_set.areas for w in a.lower().split()}
+    if oov & names:
+        _LOGGER.warning(
+            "Names left out of the speech grammar: no pronunciation for %s. Fix: rename "
+            "the entity or area in words the dictionary knows",
+            ", ".join(sorted(oov & names)),
+        )
+    if oov - names:
+        _LOGGER.debug("Template words without a pronunciation: %s", ", ".join(sorted(oov - names)))
 
 
 def about_domains(

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..cmudict import Pronunciations, pronunciations
 from ..errors import MissingDependencyError, SatelliteError
 
 
@@ -25,16 +26,10 @@ def pocketsphinx_model_dir(language: str) -> Path:
     return Path(pocketsphinx.get_model_path()) / "en-us"
 
 
-@functools.lru_cache(maxsize=4)
-def dictionary_words(dict_path: str) -> frozenset[str]:
-    """Words in a CMUdict-format file (alternate pronunciations folded)."""
-    words: set[str] = set()
-    with open(dict_path, encoding="utf-8") as handle:
-        for line in handle:
-            head = line.split(" ", 1)[0]
-            if head:
-                words.add(head.split("(", 1)[0])
-    return frozenset(words)
+def dictionary_words(dict_path: str) -> Pronunciations:
+    """Words in a CMUdict-format file (alternate pronunciations folded): ``word in``
+    searches the file in place, ``for word in`` walks it."""
+    return pronunciations(dict_path)
 
 
 def grammar_dictionary(words: Iterable[str], source: str, path: Path) -> Path:
