@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 
 from .actions import Action, BargeIn
@@ -18,15 +17,10 @@ from .audio.chunk import AudioChunk
 from .audio.framer import Framer
 from .config import Config
 from .events import Event, StateChanged, UtteranceEnded, WakeDetected
-from .frontend.base import FrameFilter, VoiceActivityDetector, WakeHit, WakeWordDetector
-from .frontend.echo import EchoStage
-from .frontend.echo_engines import make_echo_canceller
-from .frontend.gain import AutoGain
-from .frontend.noise import PassThrough, make_noise_suppressor, make_wake_ears
-from .frontend.recorder import Phase, UtteranceRecorder
-from .frontend.vad import make_vad
-from .frontend.wake import MicroWakeWordDetector
+from .frontend.base import WakeHit
+from .frontend.recorder import Phase
 from .prosody.monitor import ProsodyMonitor
+from .stages import Stages, build_stages
 from .stt.hearing import MicHistory
 from .supervisor import Supervisor
 from .understanding import Understanding
@@ -41,88 +35,6 @@ class State(StrEnum):
 
     IDLE = "idle"
     LISTENING = "listening"
-
-
-@dataclass(slots=True)
-class Stages:
-    """The front-end stages the frame loop drives."""
-
-    noise: FrameFilter
-    gain: FrameFilter
-    vad: VoiceActivityDetector
-    wake: WakeWordDetector | None
-    recorder: UtteranceRecorder
-    understanding: Understanding | None = None
-    #: Speech rate and rushed-speech alerts; with understanding present it runs there
-    #: (it then gets the recognised words too).
-    prosody: ProsodyMonitor | None = None
-    #: The speaker's echo out of the microphone (frontend.echo; fed by audio.echo_tap).
-    echo: EchoStage | None = None
-    #: What the wake word hears the microphone through (None: the denoised audio).
-    wake_ears: FrameFilter | None = None
-
-
-def build_stages(
-    config: Config, continuous: bool = False, understanding: Understanding | None = None
-) -> Stages:
-    """Build every stage from the configuration (loads the models).
-
-    With ``understanding``, speech rate is measured there (with the recognised words), so
-    no second prosody monitor is built.
-    """
-    fe = config.frontend
-    webrtc_agc = fe.noise.engine == "webrtc" and fe.gain.enabled
-    noise = make_noise_suppressor(
-        fe.noise.engine,
-        fe.noise.suppression_db,
-        fe.noise.webrtc_level,
-        webrtc_auto_gain_dbfs=min(31, max(0, round(-fe.gain.target_dbfs))) if webrtc_agc else 0,
-    )
-    gain: FrameFilter = (
-        AutoGain(fe.gain.target_dbfs, fe.gain.max_gain_db)
-        if fe.gain.enabled and not webrtc_agc
-        else PassThrough("gain")
-    )
-    wake = (
-        None
-        if continuous
-        else MicroWakeWordDetector(
-            fe.wake.models, fe.wake.probability_cutoff, fe.wake.refractory_seconds
-        )
-    )
-    vad = make_vad(fe.vad.engine)
-    wake_ears = None if wake is None else make_wake_ears(fe.wake.hears)
-    prosody = (
-        ProsodyMonitor(config.prosody) if config.prosody.enabled and understanding is None else None
-    )
-    echo = None
-    if fe.echo.enabled:
-        latency_ms = fe.echo.latency_ms
-        echo = EchoStage(
-            make_echo_canceller(fe.echo.engine, fe.echo.tail_ms),
-            latency_seconds=(
-                latency_ms if latency_ms is not None else config.player.device_queue_ms
-            )
-            / 1000,
-        )
-    return Stages(
-        echo=echo,
-        noise=noise,
-        gain=gain,
-        vad=vad,
-        wake=wake,
-        recorder=UtteranceRecorder(
-            fe.recorder,
-            fe.vad.threshold,
-            continuous=continuous,
-            lag_seconds=vad.lag_seconds,
-            warm_up_seconds=vad.warm_up_seconds,
-            end_lag_seconds=vad.end_lag_seconds,
-        ),
-        understanding=understanding,
-        prosody=prosody,
-        wake_ears=wake_ears,
-    )
 
 
 def prosody_of(
@@ -230,6 +142,7 @@ class Pipeline:
         last = self._last_frame
         if last is None:
             return events
+        self._catch_up(last, events)  # a pause may have ended the utterance already
         if recorder.phase is Phase.IN_SPEECH:
             no_events: list[Event] = []
             ended = self._supervisor.guard(
@@ -240,10 +153,23 @@ class Pipeline:
                 events,
             )
             self._settle(last, ended, events)
+        self._catch_up(last, events)
         if recorder.following_on:  # nobody can go on speaking now
             recorder.reset()
             self._set_state(State.IDLE, last.end_seconds, events)
         return events
+
+    def _catch_up(self, last: AudioChunk, events: list[Event]) -> None:
+        """Do all of understanding's waiting work now (the input ended at ``last``)."""
+        understanding = self.stages.understanding
+        if understanding is None:
+            return
+        recorder = self.stages.recorder
+        nothing: list[Event] = []
+        done = self._supervisor.guard(
+            understanding, lambda f: understanding.catch_up(f, recorder), last, nothing, events
+        )
+        self._emit(last, done, events)
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Events that arrive between frames: LLM fallback results (waiting up to
@@ -275,6 +201,17 @@ class Pipeline:
     # --- the loop ---------------------------------------------------------------------
 
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
+        self._hear(frame, events)
+        understanding = self.stages.understanding
+        if understanding is not None and understanding.busy:
+            recorder = self.stages.recorder
+            nothing: list[Event] = []
+            done = self._supervisor.guard(
+                understanding, lambda f: understanding.advance(f, recorder), frame, nothing, events
+            )
+            self._emit(frame, done, events)
+
+    def _hear(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
         self._last_frame = frame
         if s.echo is not None:  # first: the canceller needs the microphone as it was
@@ -372,6 +309,12 @@ class Pipeline:
             for utterance in [e for e in new if isinstance(e, UtteranceEnded)]:
                 measure = prosody_of(prosody, utterance)
                 new = new + self._supervisor.guard(prosody, measure, frame, no_events, events)
+        self._emit(frame, new, events)
+
+    def _emit(self, frame: AudioChunk, new: list[Event], events: list[Event]) -> None:
+        """Hand on what the recorder and understanding produced; back to idle when the
+        utterance is over."""
+        recorder = self.stages.recorder
         events.extend(new)
         if self.stages.wake is not None and not recorder.active and self._state is State.LISTENING:
             when = new[-1].timestamp_seconds if new else frame.end_seconds

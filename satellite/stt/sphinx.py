@@ -26,6 +26,7 @@ from ..errors import MissingDependencyError
 from .base import SttResult, WordTiming, confidence
 from .fsg import Grammar
 from .settings import SttSettings
+from .steps import Steps, run_through
 
 _LOGGER = logging.getLogger(__name__)
 #: Beams wide enough for noisy input to reach the grammar's final state.
@@ -137,16 +138,22 @@ class PocketSphinxRecognizer:
     def resume(self) -> None:
         """Speech went on after ``pause``: search again all that was heard.
 
-        A burst of work (the utterance so far, about a tenth of its length on one x86
-        core), paid only when a person pauses mid-command.
+        The utterance so far (about a tenth of its length on one x86 core), paid only when
+        a person pauses mid-command; the frame loop does it a frame per step.
         """
+        run_through(self.resume_steps())
+
+    def resume_steps(self) -> Steps[None]:
+        """``resume``, a frame searched per step."""
         if self._ended is None:
             return
         self._ended = None
         heard, self._heard = self._heard, []
         self._begin()
+        yield
         for frame in heard:
             self.process(frame)
+            yield
 
     def search_whole(
         self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
@@ -159,13 +166,21 @@ class PocketSphinxRecognizer:
         frame on one x86 core at 10 dB SNR). The result has no score; ``in_grammar``
         says whether it is a whole sentence of the grammar.
         """
+        return run_through(self.search_whole_steps(frames, context))
+
+    def search_whole_steps(
+        self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
+    ) -> Steps[SttResult]:
+        """``search_whole``, a frame searched per step."""
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
         check = self._check
         _fresh_features((check,), context)
         check.start_utt()
+        yield
         for frame in frames:
             check.process_raw(frame.samples, False, False)
+            yield
         check.end_utt()
         text = _hyp_text(check.hyp())
         complete = bool(text) and self.grammar.accepts(text.split())
@@ -188,6 +203,11 @@ class PocketSphinxRecognizer:
         thirds of the time. Costs a search of the whole utterance (about a tenth of its
         length on one x86 core).
         """
+        return run_through(self.search_own_mean_steps(frames))
+
+    def search_own_mean_steps(self, frames: Sequence[AudioChunk]) -> Steps[SttResult]:
+        """``search_own_mean``, a frame searched per step. No other use of the recognizer
+        may come between its steps (the frame loop's work queue sees to it)."""
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
         # searched aside: a streaming search is left as at a pause (``finish`` gives what
@@ -197,8 +217,10 @@ class PocketSphinxRecognizer:
         self._context = join_frames(frames)
         self._start_seconds = frames[0].timestamp_seconds
         self._begin(aside=True)
+        yield
         for frame in frames:
             self._feed(frame)
+            yield
         result = self._end()
         self._searching = self._grammar
         self._context, self._start_seconds = streaming

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 from ..actions import Action, AnswerDue
 from ..audio.chunk import AudioChunk
-from ..config import Config
 from ..events import Event, SpeechStarted, UtteranceEnded
 from ..frontend.recorder import Phase, UtteranceRecorder
 from ..nlu import trust
@@ -43,12 +42,11 @@ from ..nlu.recognizer import IntentResult, TemplateRecognizer
 from ..prosody.monitor import ProsodyMonitor
 from ..stt.base import SpeechRecognizer, SttResult
 from ..stt.hearing import MicHistory
-from ..stt.lexicon import pocketsphinx_model_dir
 from ..stt.session import HearingSession, words_in_speech
 from ..stt.settings import SttSettings
-from ..stt.sphinx import OpenTranscriber
+from ..stt.steps import Steps
 from ..timing import ms_since
-from .belief import Belief
+from .belief import Belief, Believed
 
 EARLY_ENDPOINT_REASON = "early_endpoint"
 #: Silence after the speech that a second hearing searches, s (the search reaches the
@@ -104,6 +102,12 @@ class Understanding:
         self._follow_ons: dict[str, str] = {}
         self._checked_silence = False
         self._listening = False
+        #: Events concluded by work done (see ``advance``).
+        self._ready: list[Event] = []
+        #: A pause has been decided to end the utterance (see ``_pause_steps``).
+        self._end_early = False
+        #: Which pause may still end the utterance (any other decided later may not).
+        self._pause_token = 0
 
     @property
     def recognizer(self) -> SpeechRecognizer:
@@ -135,6 +139,11 @@ class Understanding:
         """The follow-on utterances not yet concluded."""
         return frozenset(self._follow_ons)
 
+    @property
+    def busy(self) -> bool:
+        """Whether recognition work or its conclusions wait for ``advance``."""
+        return self.hearing.busy or bool(self._ready) or self._end_early
+
     def observe(
         self,
         frame: AudioChunk,
@@ -142,52 +151,112 @@ class Understanding:
         recorder: UtteranceRecorder,
         mic: MicHistory | None = None,
     ) -> list[Event]:
-        """Called for every frame the recorder saw, with the events it just produced."""
-        out: list[Event] = []
+        """Called for every frame the recorder saw, with the events it just produced. The
+        work is queued (``advance`` does it, and gives what it concluded): nothing is
+        returned here."""
         started = [e for e in new_events if isinstance(e, SpeechStarted)]
         if started:
+            self._pause_token += 1
+            following_on = recorder.following_on
+            self.hearing.queue(self._begin_steps(started[-1].utterance_id, following_on))
             self.hearing.start(frame, recorder.frames, recorder.continuous, mic)
-            self.belief.begin()
             self._listening = True
             self._checked_silence = False
-            if recorder.following_on:  # it went on from the utterance reported last
-                self._follow_ons[started[-1].utterance_id] = next(reversed(self.reports), "")
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
             self.hearing.hear(frame, mic)
-            out.extend(self._maybe_end_early(frame, recorder))
-        for event in [*new_events, *out]:
+            self._maybe_end_early(frame, recorder)
+        self._on_ended(new_events)
+        return []
+
+    def advance(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
+        """Do up to ``stt.steps_per_frame`` steps of the work waiting (once per frame, after
+        ``observe``); return what it concluded: the utterance ended early, then each
+        decided one's transcript, speech rate and intent."""
+        budget = self.settings.steps_per_frame
+        done = self.hearing.work.advance(budget)
+        out = self._end_if_decided(frame, recorder)
+        if out:  # its decision in this frame's turn too, if the budget allows
+            self.hearing.work.advance(max(1, budget - done))
+        return out + self._take_ready()
+
+    def catch_up(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
+        """Do all the work waiting now (the input ended); return what it concluded."""
+        out: list[Event] = []
+        while self.hearing.busy or self._end_early:
+            self.hearing.catch_up()
+            out += self._end_if_decided(frame, recorder)
+        return out + self._take_ready()
+
+    def _end_if_decided(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
+        """End the utterance at ``frame`` if a pause has been decided to end it."""
+        if not self._end_early:
+            return []
+        self._end_early = False
+        ended = recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
+        self._on_ended(ended)
+        return ended
+
+    def _on_ended(self, events: list[Event]) -> None:
+        """Queue the decision of the utterance that ended, if one did."""
+        for event in events:
             if isinstance(event, UtteranceEnded) and self._listening:
                 self._listening = False
-                out.extend(self.understand(event))
-        return out
+                self._pause_token += 1
+                self.hearing.queue(self._understand_steps(event), keep=True)
 
-    def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
+    def _take_ready(self) -> list[Event]:
+        ready, self._ready = self._ready, []
+        return ready
+
+    def _begin_steps(self, utterance_id: str, following_on: bool) -> Steps[None]:
+        """A new utterance (once the one before it is decided)."""
+        self.belief.begin()
+        if following_on:  # it went on from the utterance reported last
+            self._follow_ons[utterance_id] = next(reversed(self.reports), "")
+        return
+        yield
+
+    def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> None:
         silence = recorder.quiet_since(frame.end_seconds)
         if silence <= 0:
             if self._checked_silence:  # speech again after a pause that did not end it
-                self.recognizer.resume()
+                self._pause_token += 1  # (nor will it, if still being decided)
+                self.hearing.queue(self.hearing.resume_steps())
             self._checked_silence = False
-            return []
+            return
         if (
             self.early_endpoint_seconds <= 0
             or self._checked_silence
             or silence < self.early_endpoint_seconds
         ):
-            return []
+            return
         self._checked_silence = True
-        self.hearing.judge_loudness(frame.end_seconds)
+        self.hearing.queue(self._pause_steps(frame.end_seconds, silence, self._pause_token))
+
+    def _pause_steps(self, now: float, silence: float, token: int) -> Steps[None]:
+        """Whether the utterance ends at the pause ``silence`` long at ``now``: when what
+        was heard is a whole command, believed with the early endpoint's margin."""
+        yield from self.hearing.judge_loudness_steps(now)
         heard = self.recognizer.pause()
         if heard is None:
-            return []
+            return
         margin = self.settings.early_endpoint_margin
-        believed = self.belief.believe(heard, frame.end_seconds, margin)
-        if not believed.trusted or not words_in_speech(believed.stt, frame.end_seconds - silence):
-            return []
-        return recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
+        believed = yield from self.belief.believe_steps(heard, now, margin)
+        if not believed.trusted or not words_in_speech(believed.stt, now - silence):
+            return
+        self._end_early = token == self._pause_token  # the person has not gone on
 
     def understand(self, utterance: UtteranceEnded) -> list[Event]:
-        """Decide an utterance that has ended: what was heard (its transcript and speech
-        rate) and, at once or later through ``poll``, its intent and the reply."""
+        """Decide an utterance that has ended, at once (after the work waiting before
+        it): what was heard (its transcript and speech rate) and, at once or later
+        through ``poll``, its intent and the reply; and whatever else the work waiting
+        concluded, before it."""
+        self.hearing.queue(self._understand_steps(utterance), keep=True)
+        self.hearing.catch_up()
+        return self._take_ready()
+
+    def _understand_steps(self, utterance: UtteranceEnded) -> Steps[None]:
+        """``understand``, its searches a step at a time; its events go to ``_ready``."""
         report = UtteranceReport(
             utterance.utterance_id, utterance.start_seconds, utterance.end_seconds, utterance.reason
         )
@@ -195,7 +264,7 @@ class Understanding:
         while len(self.reports) > REPORTS_KEPT:
             del self.reports[next(iter(self.reports))]
         started = time.perf_counter()
-        self.hearing.judge_loudness(utterance.timestamp_seconds)
+        yield from self.hearing.judge_loudness_steps(utterance.timestamp_seconds)
         report.loud = self.hearing.loud
         streamed = self.recognizer.finish()
         report.timings_ms["stt_finish"] = ms_since(started)
@@ -207,7 +276,18 @@ class Understanding:
         )
         following_on = utterance.utterance_id in self._follow_ons
         margin = self.settings.follow_on_margin if following_on else 0.0
-        believed = self.belief.believe(streamed, heard_until, margin)
+        believed = yield from self.belief.believe_steps(streamed, heard_until, margin)
+        self._ready += self._decided(utterance, report, streamed, believed)
+
+    def _decided(
+        self,
+        utterance: UtteranceEnded,
+        report: UtteranceReport,
+        streamed: SttResult,
+        believed: Believed,
+    ) -> list[Event]:
+        """What an utterance decided comes to: its transcript and speech rate, and at once
+        (or through ``poll``) its intent."""
         self._note_searches(report, streamed, believed.stt)
         stt = dataclasses.replace(
             believed.stt, in_grammar=believed.trusted, confidence=self.belief.confidence(believed)
@@ -254,6 +334,9 @@ class Understanding:
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Collect fallback results that are ready (waiting up to ``wait_seconds``)."""
         events: list[Event] = []
+        if wait_seconds > 0:  # decide what is heard first
+            self.hearing.catch_up()
+            events += self._take_ready()
         if self.jobs is not None:
             for utterance_id, result in self.jobs.collect(wait_seconds):
                 events.extend(self._conclude(utterance_id, result, now_seconds))
@@ -293,7 +376,7 @@ class Understanding:
 
         Only between utterances: returns False while one is being heard (try again).
         """
-        if self._listening:
+        if self._listening or self.busy:
             return False
         self.recognizer.reset()
         self.hearing.recognizer = recognizer
@@ -301,47 +384,13 @@ class Understanding:
         return True
 
     def reset(self) -> None:
-        """Drop the utterance in progress."""
+        """Drop the utterance in progress (the ones heard before it are decided first;
+        their events come out at the next ``advance``)."""
+        self.hearing.work.drop()
         self.recognizer.reset()
         self._listening = False
         self._checked_silence = False
+        self._end_early = False
+        self._pause_token += 1
         for dropped in [u for u in self._follow_ons if self.jobs is None or u not in self.jobs]:
             del self._follow_ons[dropped]  # will not conclude
-
-
-def build_understanding(config: Config, use_llm: bool = True) -> Understanding:
-    """Recognizer, templates and fallback from the configuration."""
-    from ..stt.factory import configured_intent_set, make_recognizer  # noqa: PLC0415
-
-    language = config.satellite.language
-    intent_set = configured_intent_set(config.nlu, language, config.satellite.area)
-    recognizer = make_recognizer(config.stt, language, intent_set)
-    fallback = None
-    if use_llm and config.llm.enabled:
-        fallback = LlmFallback(config.llm, config.satellite.language, config.nlu.intents)
-    open_transcribe = None
-    if config.stt.open_transcripts and config.stt.engine == "pocketsphinx":
-        open_transcribe = _LazyOpenTranscriber(config.satellite.language)
-    understanding = Understanding(
-        recognizer,
-        TemplateRecognizer(intent_set),
-        fallback,
-        open_transcribe,
-        config.stt,
-    )
-    if config.prosody.enabled:
-        understanding.prosody = ProsodyMonitor(config.prosody)
-    return understanding
-
-
-class _LazyOpenTranscriber:
-    """Loads the full language model on first use (in the fallback worker)."""
-
-    def __init__(self, language: str) -> None:
-        self.language = language
-        self._transcriber: OpenTranscriber | None = None
-
-    def __call__(self, audio: AudioChunk) -> str:
-        if self._transcriber is None:
-            self._transcriber = OpenTranscriber(pocketsphinx_model_dir(self.language))
-        return self._transcriber.transcribe(audio)
