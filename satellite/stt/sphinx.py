@@ -24,6 +24,7 @@ from typing import Any
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..errors import MissingDependencyError
 from .base import SttResult, WordTiming, confidence
+from .cepstral_mean import MeanMeter, fresh_features
 from .fsg import Grammar
 from .settings import SttSettings
 from .steps import Steps, run_through
@@ -79,6 +80,9 @@ class PocketSphinxRecognizer:
         #: two scores could not be compared. The second opinion need not, and is a
         #: quarter faster without: one decoder of each kind costs about 20 MB more.
         self._again = _decoder(model_dir, dictionary, fsg=fsg, **common)
+        #: Take the cepstral mean of a search's context (see ``fresh_features``).
+        self._phone_meter = MeanMeter(self._phones, grammar)
+        self._check_meter = MeanMeter(self._check, grammar)
         #: The grammar search the phone loop is paired with now.
         self._searching = self._grammar
         self._start_seconds = 0.0
@@ -103,7 +107,8 @@ class PocketSphinxRecognizer:
         ``aside`` the one that searches again (default beams)."""
         grammar = self._again if aside else self._grammar
         # without a context, the mean live normalisation has reached carries on
-        _fresh_features((grammar, self._phones), self._context, self._grammar.get_cmn())
+        phones = self._phones
+        fresh_features((grammar, phones), self._phone_meter, self._context, self._grammar.get_cmn())
         self._searching = grammar
         grammar.start_utt()
         self._phones.start_utt()
@@ -175,7 +180,7 @@ class PocketSphinxRecognizer:
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
         check = self._check
-        _fresh_features((check,), context)
+        fresh_features((check,), self._check_meter, context)
         check.start_utt()
         yield
         for frame in frames:
@@ -240,7 +245,7 @@ class PocketSphinxRecognizer:
         hyp = self._searching.hyp()
         text = _hyp_text(hyp)
         words = tuple(self._words())
-        score = self._utterance_score(self._score_ratio(hyp), words)
+        score = utterance_score(self._score_ratio(hyp), words, self.settings.word_weight)
         complete = bool(text) and self.grammar.accepts(text.split())
         in_grammar = complete and score is not None and score >= self.settings.rejection_threshold
         return SttResult(
@@ -250,22 +255,6 @@ class PocketSphinxRecognizer:
             in_grammar,
             None if score is None else round(score, 3),
         )
-
-    def _utterance_score(self, ratio: float | None, words: tuple[WordTiming, ...]) -> float | None:
-        """The per-frame ratio of the whole utterance, plus ``word_weight`` times that of
-        its second-worst word.
-
-        Speech from outside the domain forced into the grammar leaves several words that
-        fit far worse than the phone loop; over the whole utterance they are diluted by
-        the words that fit and by the silence around them. The second-worst word, not the
-        worst: one short word can fit badly in a good command.
-        """
-        if ratio is None:
-            return None
-        scores = sorted(w.score for w in words if w.score is not None)
-        if not scores or not self.settings.word_weight:
-            return ratio
-        return ratio + self.settings.word_weight * scores[min(1, len(scores) - 1)]
 
     def reset(self) -> None:
         if self._active:
@@ -309,32 +298,23 @@ class PocketSphinxRecognizer:
         return out
 
 
-def _fresh_features(
-    decoders: Sequence[Any], context: AudioChunk | None, live_mean: str | None = None
-) -> None:
-    """Start the decoders' feature extraction afresh, from the cepstral mean of the speech
-    just before the command (the wake word), else from ``live_mean`` if given.
+def utterance_score(
+    ratio: float | None, words: Sequence[WordTiming], word_weight: float
+) -> float | None:
+    """The per-frame ratio of the whole utterance, plus ``word_weight`` times that of
+    its second-worst word.
 
-    Feature state outlives an utterance: a search that follows one of other audio
-    (denoised after raw, or the other way round) heard clean commands as others ("turn
-    on the kitchen light" as "what of the fans are my off"), and even after commands
-    heard the same way the scores drift. Every search starts as a new decoder would.
-    Live normalisation starts cold and adapts over several utterances; in noise the first
-    commands came out empty or wrong: the context's whole-utterance mean (features only,
-    no search) is where a search starts.
+    Speech from outside the domain forced into the grammar leaves several words that
+    fit far worse than the phone loop; over the whole utterance they are diluted by
+    the words that fit and by the silence around them. The second-worst word, not the
+    worst: one short word can fit badly in a good command.
     """
-    for decoder in decoders:
-        decoder.reinit_feat()
-    mean = live_mean
-    if context is not None and context.num_frames:
-        first = decoders[-1]
-        first.start_utt()
-        first.process_raw(context.samples, True, True)
-        first.end_utt()
-        mean = str(first.get_cmn())
-    if mean is not None:
-        for decoder in decoders:
-            decoder.set_cmn(mean)
+    if ratio is None:
+        return None
+    scores = sorted(w.score for w in words if w.score is not None)
+    if not scores or not word_weight:
+        return ratio
+    return ratio + word_weight * scores[min(1, len(scores) - 1)]
 
 
 def _hyp_text(hyp: Any) -> str:
