@@ -44,6 +44,29 @@ def prosody_of(
     return lambda _frame: prosody.process(utterance)
 
 
+def understand_more(
+    supervisor: Supervisor, stages: Stages, frame: AudioChunk, events: list[Event], at_once: bool
+) -> list[Event]:
+    """The supervised call that does understanding's waiting work (a frame's share, or
+    ``at_once`` all of it) and gives what it concluded."""
+    understanding, recorder = stages.understanding, stages.recorder
+    if understanding is None:
+        return []
+    work = understanding.catch_up if at_once else understanding.advance
+    nothing: list[Event] = []
+    return supervisor.guard(understanding, lambda f: work(f, recorder), frame, nothing, events)
+
+
+def wake_event(hit: WakeHit) -> WakeDetected:
+    """The event a wake word heard gives."""
+    return WakeDetected(
+        timestamp_seconds=round(hit.timestamp_seconds, 3),
+        wake_word=hit.wake_word,
+        model=hit.model,
+        probability=round(hit.probability, 4),
+    )
+
+
 def build_pipeline(
     config: Config, continuous: bool = False, understanding: Understanding | None = None
 ) -> Pipeline:
@@ -130,6 +153,7 @@ class Pipeline:
         events: list[Event] = []
         for frame in self._framer.push(chunk):
             self._process_frame(frame, events)
+            self._understand(frame, events)
         return events
 
     def end_of_input(self) -> list[Event]:
@@ -138,11 +162,10 @@ class Pipeline:
         instead of being lost; a follow-on window still open closes. Call it after the
         last ``process``."""
         events: list[Event] = []
-        recorder = self.stages.recorder
-        last = self._last_frame
+        recorder, last = self.stages.recorder, self._last_frame
         if last is None:
             return events
-        self._catch_up(last, events)  # a pause may have ended the utterance already
+        self._understand(last, events, at_once=True)  # a pause may have ended it already
         if recorder.phase is Phase.IN_SPEECH:
             no_events: list[Event] = []
             ended = self._supervisor.guard(
@@ -153,31 +176,17 @@ class Pipeline:
                 events,
             )
             self._settle(last, ended, events)
-        self._catch_up(last, events)
+        self._understand(last, events, at_once=True)
         if recorder.following_on:  # nobody can go on speaking now
             recorder.reset()
             self._set_state(State.IDLE, last.end_seconds, events)
         return events
 
-    def _catch_up(self, last: AudioChunk, events: list[Event]) -> None:
-        """Do all of understanding's waiting work now (the input ended at ``last``)."""
-        understanding = self.stages.understanding
-        if understanding is None:
-            return
-        recorder = self.stages.recorder
-        nothing: list[Event] = []
-        done = self._supervisor.guard(
-            understanding, lambda f: understanding.catch_up(f, recorder), last, nothing, events
-        )
-        self._emit(last, done, events)
-
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Events that arrive between frames: LLM fallback results (waiting up to
         ``wait_seconds`` for results still being worked out)."""
         understanding = self.stages.understanding
-        if understanding is None:
-            return []
-        return understanding.poll(now_seconds, wait_seconds)
+        return [] if understanding is None else understanding.poll(now_seconds, wait_seconds)
 
     def take_actions(self) -> list[Action]:
         """What the satellite is to do since the last call, in order: barge-in, and the
@@ -200,18 +209,14 @@ class Pipeline:
 
     # --- the loop ---------------------------------------------------------------------
 
-    def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
-        self._hear(frame, events)
+    def _understand(self, frame: AudioChunk, events: list[Event], at_once: bool = False) -> None:
+        """Understanding's waiting work: a frame's share, or ``at_once`` all of it."""
         understanding = self.stages.understanding
-        if understanding is not None and understanding.busy:
-            recorder = self.stages.recorder
-            nothing: list[Event] = []
-            done = self._supervisor.guard(
-                understanding, lambda f: understanding.advance(f, recorder), frame, nothing, events
-            )
-            self._emit(frame, done, events)
+        if understanding is not None and (at_once or understanding.busy):
+            more = understand_more(self._supervisor, self.stages, frame, events, at_once)
+            self._emit(frame, more, events)
 
-    def _hear(self, frame: AudioChunk, events: list[Event]) -> None:
+    def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
         self._last_frame = frame
         if s.echo is not None:  # first: the canceller needs the microphone as it was
@@ -256,23 +261,14 @@ class Pipeline:
         a follow-on was the wake word, so drop it and listen for the command after it."""
         self.stages.recorder.reset()
         self.stages.recorder.remember(frame)
-        understanding = self.stages.understanding
-        if understanding is not None:
-            self._supervisor.guard(
-                understanding, lambda _f: understanding.reset(), frame, None, events
-            )
+        if (understanding := self.stages.understanding) is not None:
+            drop = understanding.reset
+            self._supervisor.guard(understanding, lambda _: drop(), frame, None, events)
         self._on_wake(hit, events)
 
     def _on_wake(self, hit: WakeHit, events: list[Event]) -> None:
         s = self.stages
-        events.append(
-            WakeDetected(
-                timestamp_seconds=round(hit.timestamp_seconds, 3),
-                wake_word=hit.wake_word,
-                model=hit.model,
-                probability=round(hit.probability, 4),
-            )
-        )
+        events.append(wake_event(hit))
         self._set_state(State.LISTENING, hit.timestamp_seconds, events)
         s.vad.reset()
         warm_up, search = s.recorder.start_after_wake(hit.timestamp_seconds)
@@ -312,10 +308,9 @@ class Pipeline:
         self._emit(frame, new, events)
 
     def _emit(self, frame: AudioChunk, new: list[Event], events: list[Event]) -> None:
-        """Hand on what the recorder and understanding produced; back to idle when the
-        utterance is over."""
-        recorder = self.stages.recorder
+        """Hand on ``new`` (of the recorder, understanding); idle when the utterance is over."""
         events.extend(new)
+        recorder = self.stages.recorder
         if self.stages.wake is not None and not recorder.active and self._state is State.LISTENING:
             when = new[-1].timestamp_seconds if new else frame.end_seconds
             self._set_state(State.IDLE, when, events)

@@ -7,8 +7,10 @@ result (``belief``), the templates and the LLM fallback from the recorder's even
 owns it). ``slot_grammar``: Home Assistant's names and areas -> a new grammar.
 """
 
+from .answers import REPORTS_KEPT
 from .build import build_understanding
-from .core import EARLY_ENDPOINT_REASON, REPORTS_KEPT, Understanding, UtteranceReport
+from .core import EARLY_ENDPOINT_REASON, Understanding
+from .report import UtteranceReport
 
 __all__ = [
     "EARLY_ENDPOINT_REASON",

@@ -20,7 +20,8 @@ app hands to its dialogue.
 The parts: stt/session.py hears the utterance and judges its room, belief.py decides
 whether a result is believed (by the rules in nlu/trust.py) and nlu/fallback.py keeps the
 fallback's jobs. ``Understanding`` drives them from the recorder's events and reports
-each utterance.
+each utterance. Their work (searches, and decisions on what they heard) is queued in
+order and done a few steps per frame (``advance``), not in bursts that hold up the loop.
 """
 
 from __future__ import annotations
@@ -28,52 +29,32 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from ..actions import Action, AnswerDue
-from ..audio.chunk import AudioChunk
+from ..actions import Action
+from ..audio.chunk import FRAME_MS, AudioChunk
 from ..events import Event, SpeechStarted, UtteranceEnded
 from ..frontend.recorder import Phase, UtteranceRecorder
-from ..nlu import trust
-from ..nlu.events import Transcript, intent_event
 from ..nlu.fallback import FallbackJobs
 from ..nlu.llm import LlmFallback
-from ..nlu.recognizer import IntentResult, TemplateRecognizer
+from ..nlu.recognizer import TemplateRecognizer
 from ..prosody.monitor import ProsodyMonitor
-from ..stt.base import SpeechRecognizer, SttResult
+from ..stt.base import SpeechRecognizer
 from ..stt.hearing import MicHistory
 from ..stt.session import HearingSession, words_in_speech
 from ..stt.settings import SttSettings
 from ..stt.steps import Steps
 from ..timing import ms_since
-from .belief import Belief, Believed
+from .answers import Answers, note_searches, transcript_of
+from .belief import Belief
+from .report import UtteranceReport
 
 EARLY_ENDPOINT_REASON = "early_endpoint"
 #: Silence after the speech that a second hearing searches, s (the search reaches the
 #: grammar's end within it; more only costs time).
 SECOND_HEARING_TAIL_SECONDS = 0.3
-#: Reports kept, of the latest utterances.
-REPORTS_KEPT = 64
-
-
-@dataclass(slots=True)
-class UtteranceReport:
-    """Everything known about one understood utterance (for the CLI and benchmarks)."""
-
-    utterance_id: str
-    start_seconds: float
-    end_seconds: float
-    reason: str
-    stt: SttResult | None = None
-    intent: IntentResult | None = None
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    #: In a loud room, a device action heard the other way (raw or denoised) too.
-    second_hearing: SttResult | None = None
-    #: The utterance searched again from its own mean (the streaming search was not
-    #: trusted), whether or not that search was.
-    own_mean: SttResult | None = None
-    #: Whether its room was judged loud (when it was decided).
-    loud: bool = False
+#: Time spent per frame on recognition work waiting, s (then no step more; at least one):
+#: half a frame leaves room for the frame's own work, so the loop keeps up meanwhile.
+STEPS_SECONDS = FRAME_MS / 1000 / 2
 
 
 class Understanding:
@@ -92,14 +73,11 @@ class Understanding:
         self.settings = settings or SttSettings()
         self.hearing = HearingSession(recognizer, self.settings)
         self.belief = Belief(self.hearing, templates, self.settings)
-        self.jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
-        self._actions: list[Action] = []
+        jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
+        self.answers = Answers(self.settings, jobs)
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
-        self.reports: dict[str, UtteranceReport] = {}
-        #: Follow-on utterances not yet concluded, and the utterance each went on from.
-        self._follow_ons: dict[str, str] = {}
         self._checked_silence = False
         self._listening = False
         #: Events concluded by work done (see ``advance``).
@@ -122,7 +100,7 @@ class Understanding:
     @property
     def fallback(self) -> LlmFallback | None:
         """The LLM that out-of-domain utterances go to, if any."""
-        return self.jobs.fallback if self.jobs is not None else None
+        return self.answers.jobs.fallback if self.answers.jobs is not None else None
 
     @property
     def loud(self) -> bool:
@@ -135,9 +113,14 @@ class Understanding:
         return self.hearing.denoised
 
     @property
+    def reports(self) -> dict[str, UtteranceReport]:
+        """What is known about the latest utterances, by id."""
+        return self.answers.reports
+
+    @property
     def open_follow_ons(self) -> frozenset[str]:
         """The follow-on utterances not yet concluded."""
-        return frozenset(self._follow_ons)
+        return frozenset(self.answers.follow_ons)
 
     @property
     def busy(self) -> bool:
@@ -173,10 +156,10 @@ class Understanding:
         ``observe``); return what it concluded: the utterance ended early, then each
         decided one's transcript, speech rate and intent."""
         budget = self.settings.steps_per_frame
-        done = self.hearing.work.advance(budget)
+        done = self.hearing.work.advance(budget, STEPS_SECONDS)
         out = self._end_if_decided(frame, recorder)
         if out:  # its decision in this frame's turn too, if the budget allows
-            self.hearing.work.advance(max(1, budget - done))
+            self.hearing.work.advance(max(1, budget - done), STEPS_SECONDS)
         return out + self._take_ready()
 
     def catch_up(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
@@ -212,7 +195,7 @@ class Understanding:
         """A new utterance (once the one before it is decided)."""
         self.belief.begin()
         if following_on:  # it went on from the utterance reported last
-            self._follow_ons[utterance_id] = next(reversed(self.reports), "")
+            self.answers.went_on(utterance_id)
         return
         yield
 
@@ -257,12 +240,7 @@ class Understanding:
 
     def _understand_steps(self, utterance: UtteranceEnded) -> Steps[None]:
         """``understand``, its searches a step at a time; its events go to ``_ready``."""
-        report = UtteranceReport(
-            utterance.utterance_id, utterance.start_seconds, utterance.end_seconds, utterance.reason
-        )
-        self.reports[utterance.utterance_id] = report
-        while len(self.reports) > REPORTS_KEPT:
-            del self.reports[next(iter(self.reports))]
+        report = self.answers.report(utterance)
         started = time.perf_counter()
         yield from self.hearing.judge_loudness_steps(utterance.timestamp_seconds)
         report.loud = self.hearing.loud
@@ -271,65 +249,27 @@ class Understanding:
         started = time.perf_counter()
         self.belief.read(streamed)
         report.timings_ms["nlu"] = ms_since(started)
+        yield  # the templates may take a while over a long sentence
         heard_until = min(
             utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
         )
-        following_on = utterance.utterance_id in self._follow_ons
+        following_on = utterance.utterance_id in self.answers.follow_ons
         margin = self.settings.follow_on_margin if following_on else 0.0
         believed = yield from self.belief.believe_steps(streamed, heard_until, margin)
-        self._ready += self._decided(utterance, report, streamed, believed)
-
-    def _decided(
-        self,
-        utterance: UtteranceEnded,
-        report: UtteranceReport,
-        streamed: SttResult,
-        believed: Believed,
-    ) -> list[Event]:
-        """What an utterance decided comes to: its transcript and speech rate, and at once
-        (or through ``poll``) its intent."""
-        self._note_searches(report, streamed, believed.stt)
+        yield  # and speech rate is measured over the whole utterance
+        note_searches(report, self.belief.record, streamed, believed.stt)
         stt = dataclasses.replace(
             believed.stt, in_grammar=believed.trusted, confidence=self.belief.confidence(believed)
         )
         report.stt = stt
-        now = utterance.timestamp_seconds
-        events: list[Event] = [
-            Transcript(
-                timestamp_seconds=now,
-                utterance_id=utterance.utterance_id,
-                text=stt.text,
-                confidence=stt.confidence,
-                in_grammar=stt.in_grammar,
-            )
-        ]
+        events: list[Event] = [transcript_of(utterance, stt)]
         if self.prosody is not None and utterance.audio is not None:
             # Words from a grammar forced onto out-of-domain speech are not trusted.
             words = stt.words if stt.in_grammar else None
             events.extend(self.prosody.process(utterance, words=words))
-        result = believed.result
-        if believed.trusted and result.intent is not None:
-            result = IntentResult(
-                result.intent, result.slots, stt.confidence, result.source, result.text
-            )
-            return events + self._conclude(utterance.utterance_id, result, now)
-        if self.jobs is not None and utterance.audio is not None:
-            self.jobs.submit(utterance.utterance_id, utterance.audio, stt.text, report.timings_ms)
-            return events
-        return events + self._conclude(
-            utterance.utterance_id, IntentResult(None, text=stt.text), now
+        self._ready += events + self.answers.settle(
+            utterance, stt, believed.result, believed.trusted
         )
-
-    def _note_searches(self, report: UtteranceReport, streamed: SttResult, stt: SttResult) -> None:
-        """Put the searches aside made for the utterance's results in its report."""
-        own_mean = self.belief.record.own_mean_of(streamed)
-        if own_mean is not None:
-            report.own_mean = own_mean.heard
-            report.timings_ms["own_mean_search"] = own_mean.ms
-        other_way = self.belief.record.other_way_of(stt)
-        if other_way is not None:
-            report.second_hearing = other_way.search.heard
-            report.timings_ms["second_hearing"] = other_way.search.ms
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Collect fallback results that are ready (waiting up to ``wait_seconds``)."""
@@ -337,37 +277,11 @@ class Understanding:
         if wait_seconds > 0:  # decide what is heard first
             self.hearing.catch_up()
             events += self._take_ready()
-        if self.jobs is not None:
-            for utterance_id, result in self.jobs.collect(wait_seconds):
-                events.extend(self._conclude(utterance_id, result, now_seconds))
-        return events
+        return events + self.answers.collect(now_seconds, wait_seconds, self.hearing.loud)
 
     def take_actions(self) -> list[Action]:
         """The answers owed since the last call (``AnswerDue``), in order."""
-        actions, self._actions = self._actions, []
-        return actions
-
-    def _conclude(self, utterance_id: str, result: IntentResult, now: float) -> list[Event]:
-        """The intent event and the answer owed (``doubtful``: the dialogue asks once
-        more; the app publishes its intent event as not understood, see app.py)."""
-        report = self.reports.get(utterance_id)
-        if report is not None:
-            report.intent = result
-        said_before = self._said_before(utterance_id, result)
-        loud = report.loud if report is not None else self.hearing.loud
-        doubtful = not said_before and trust.doubtful(result, loud, self.settings)
-        events: list[Event] = [intent_event(result, utterance_id, now)]
-        if not said_before:
-            self._actions.append(AnswerDue(now, utterance_id, result, doubtful))
-        return events
-
-    def _said_before(self, utterance_id: str, result: IntentResult) -> bool:
-        """Whether a follow-on is to be let pass without a word (see ``trust.let_pass``)."""
-        before = self._follow_ons.pop(utterance_id, None)
-        if before is None:
-            return False
-        report = self.reports.get(before)
-        return trust.let_pass(result, report.intent if report is not None else None)
+        return self.answers.take_actions()
 
     def replace_recognizer(
         self, recognizer: SpeechRecognizer, templates: TemplateRecognizer
@@ -392,5 +306,4 @@ class Understanding:
         self._checked_silence = False
         self._end_early = False
         self._pause_token += 1
-        for dropped in [u for u in self._follow_ons if self.jobs is None or u not in self.jobs]:
-            del self._follow_ons[dropped]  # will not conclude
+        self.answers.forget_follow_ons()
