@@ -39,7 +39,7 @@ class _SlowAside(Heard):
         super().__init__("turn on the heater", POOR)
         words = tuple(
             WordTiming(word, spoken_at + 0.1 * i, spoken_at + 0.1 * (i + 1))
-            for i, word in enumerate("what time is it".split())
+            for i, word in enumerate(["what", "time", "is", "it"])
         )
         self.again = SttResult("what time is it", 0.5, words, True, GOOD)
         self.log = log

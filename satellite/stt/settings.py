@@ -84,7 +84,7 @@ class SttSettings(Section):
         "How much more score a result of that search needs (0-50)",
     )
     steps_per_frame: int = option(
-        4,
+        3,
         check_integer(1, 1000),
         "Recognition steps (a 10 ms frame searched) done per frame at most (1-1000)",
     )

@@ -4,15 +4,15 @@ PocketSphinx holds the GIL while it searches (``Decoder.process_raw`` releases i
 nowhere: a thread that searches makes the frame loop wait as long as a search inline),
 so a search cannot run beside the frame loop. Instead each piece of work is a generator
 that yields after each step (a 10 ms frame searched, or a decision that needs no
-search), and the frame loop does a few steps per frame (``WorkQueue.advance``: at most
-so many, and none more once half a frame's time is spent), so a whole-utterance search
-is spread over the frames that follow instead of held up in one.
+search), and the frame loop does a few steps per frame (``WorkQueue.advance``), so a
+whole-utterance search is spread over the frames that follow instead of held up in one.
+The budget is counted in steps, not in time, so a replay decides the same at the same
+frames however busy the machine is.
 """
 
 from __future__ import annotations
 
 import collections
-import math
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -77,12 +77,11 @@ class WorkQueue:
         progress is dropped, see ``drop``)."""
         self._jobs.append(_Job(steps, keep))
 
-    def advance(self, budget: int, seconds: float = math.inf) -> int:
-        """Do up to ``budget`` steps of the waiting work, and no more once ``seconds`` have
-        been spent on it (a job's end that follows its last step is not counted); return
-        how many were done. A job that raises is dropped and the error goes on."""
+    def advance(self, budget: int) -> int:
+        """Do up to ``budget`` steps of the waiting work (a job's end that follows its last
+        step is not counted); return how many were done. A job that raises is dropped
+        and the error goes on."""
         done = 0
-        started = time.perf_counter()
         while self._jobs and done < budget:
             job = self._jobs[0]
             try:
@@ -94,8 +93,6 @@ class WorkQueue:
                 self._jobs.popleft()
                 raise
             done += 1
-            if time.perf_counter() - started >= seconds:
-                break
         return done
 
     def finish(self) -> None:

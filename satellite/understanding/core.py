@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 
 from ..actions import Action
-from ..audio.chunk import FRAME_MS, AudioChunk
+from ..audio.chunk import AudioChunk
 from ..events import Event, SpeechStarted, UtteranceEnded
 from ..frontend.recorder import Phase, UtteranceRecorder
 from ..nlu.fallback import FallbackJobs
@@ -52,9 +52,6 @@ EARLY_ENDPOINT_REASON = "early_endpoint"
 #: Silence after the speech that a second hearing searches, s (the search reaches the
 #: grammar's end within it; more only costs time).
 SECOND_HEARING_TAIL_SECONDS = 0.3
-#: Time spent per frame on recognition work waiting, s (then no step more; at least one):
-#: half a frame leaves room for the frame's own work, so the loop keeps up meanwhile.
-STEPS_SECONDS = FRAME_MS / 1000 / 2
 
 
 class Understanding:
@@ -156,10 +153,10 @@ class Understanding:
         ``observe``); return what it concluded: the utterance ended early, then each
         decided one's transcript, speech rate and intent."""
         budget = self.settings.steps_per_frame
-        done = self.hearing.work.advance(budget, STEPS_SECONDS)
+        done = self.hearing.work.advance(budget)
         out = self._end_if_decided(frame, recorder)
         if out:  # its decision in this frame's turn too, if the budget allows
-            self.hearing.work.advance(max(1, budget - done), STEPS_SECONDS)
+            self.hearing.work.advance(max(1, budget - done))
         return out + self._take_ready()
 
     def catch_up(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
