@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 
 from .actions import Action, BargeIn
@@ -18,15 +17,10 @@ from .audio.chunk import AudioChunk
 from .audio.framer import Framer
 from .config import Config
 from .events import Event, StateChanged, UtteranceEnded, WakeDetected
-from .frontend.base import FrameFilter, VoiceActivityDetector, WakeHit, WakeWordDetector
-from .frontend.echo import EchoStage
-from .frontend.echo_engines import make_echo_canceller
-from .frontend.gain import AutoGain
-from .frontend.noise import PassThrough, make_noise_suppressor, make_wake_ears
-from .frontend.recorder import Phase, UtteranceRecorder
-from .frontend.vad import make_vad
-from .frontend.wake import MicroWakeWordDetector
+from .frontend.base import WakeHit
+from .frontend.recorder import Phase
 from .prosody.monitor import ProsodyMonitor
+from .stages import Stages, build_stages
 from .stt.hearing import MicHistory
 from .supervisor import Supervisor
 from .understanding import Understanding
@@ -43,93 +37,34 @@ class State(StrEnum):
     LISTENING = "listening"
 
 
-@dataclass(slots=True)
-class Stages:
-    """The front-end stages the frame loop drives."""
-
-    noise: FrameFilter
-    gain: FrameFilter
-    vad: VoiceActivityDetector
-    wake: WakeWordDetector | None
-    recorder: UtteranceRecorder
-    understanding: Understanding | None = None
-    #: Speech rate and rushed-speech alerts; with understanding present it runs there
-    #: (it then gets the recognised words too).
-    prosody: ProsodyMonitor | None = None
-    #: The speaker's echo out of the microphone (frontend.echo; fed by audio.echo_tap).
-    echo: EchoStage | None = None
-    #: What the wake word hears the microphone through (None: the denoised audio).
-    wake_ears: FrameFilter | None = None
-
-
-def build_stages(
-    config: Config, continuous: bool = False, understanding: Understanding | None = None
-) -> Stages:
-    """Build every stage from the configuration (loads the models).
-
-    With ``understanding``, speech rate is measured there (with the recognised words), so
-    no second prosody monitor is built.
-    """
-    fe = config.frontend
-    webrtc_agc = fe.noise.engine == "webrtc" and fe.gain.enabled
-    noise = make_noise_suppressor(
-        fe.noise.engine,
-        fe.noise.suppression_db,
-        fe.noise.webrtc_level,
-        webrtc_auto_gain_dbfs=min(31, max(0, round(-fe.gain.target_dbfs))) if webrtc_agc else 0,
-    )
-    gain: FrameFilter = (
-        AutoGain(fe.gain.target_dbfs, fe.gain.max_gain_db)
-        if fe.gain.enabled and not webrtc_agc
-        else PassThrough("gain")
-    )
-    wake = (
-        None
-        if continuous
-        else MicroWakeWordDetector(
-            fe.wake.models, fe.wake.probability_cutoff, fe.wake.refractory_seconds
-        )
-    )
-    vad = make_vad(fe.vad.engine)
-    wake_ears = None if wake is None else make_wake_ears(fe.wake.hears)
-    prosody = (
-        ProsodyMonitor(config.prosody) if config.prosody.enabled and understanding is None else None
-    )
-    echo = None
-    if fe.echo.enabled:
-        latency_ms = fe.echo.latency_ms
-        echo = EchoStage(
-            make_echo_canceller(fe.echo.engine, fe.echo.tail_ms),
-            latency_seconds=(
-                latency_ms if latency_ms is not None else config.player.device_queue_ms
-            )
-            / 1000,
-        )
-    return Stages(
-        echo=echo,
-        noise=noise,
-        gain=gain,
-        vad=vad,
-        wake=wake,
-        recorder=UtteranceRecorder(
-            fe.recorder,
-            fe.vad.threshold,
-            continuous=continuous,
-            lag_seconds=vad.lag_seconds,
-            warm_up_seconds=vad.warm_up_seconds,
-            end_lag_seconds=vad.end_lag_seconds,
-        ),
-        understanding=understanding,
-        prosody=prosody,
-        wake_ears=wake_ears,
-    )
-
-
 def prosody_of(
     prosody: ProsodyMonitor, utterance: UtteranceEnded
 ) -> Callable[[AudioChunk], list[Event]]:
     """The supervised call that measures ``utterance``'s speech rate."""
     return lambda _frame: prosody.process(utterance)
+
+
+def understand_more(
+    supervisor: Supervisor, stages: Stages, frame: AudioChunk, events: list[Event], at_once: bool
+) -> list[Event]:
+    """The supervised call that does understanding's waiting work (a frame's share, or
+    ``at_once`` all of it) and gives what it concluded."""
+    understanding, recorder = stages.understanding, stages.recorder
+    if understanding is None:
+        return []
+    work = understanding.catch_up if at_once else understanding.advance
+    nothing: list[Event] = []
+    return supervisor.guard(understanding, lambda f: work(f, recorder), frame, nothing, events)
+
+
+def wake_event(hit: WakeHit) -> WakeDetected:
+    """The event a wake word heard gives."""
+    return WakeDetected(
+        timestamp_seconds=round(hit.timestamp_seconds, 3),
+        wake_word=hit.wake_word,
+        model=hit.model,
+        probability=round(hit.probability, 4),
+    )
 
 
 def build_pipeline(
@@ -218,6 +153,7 @@ class Pipeline:
         events: list[Event] = []
         for frame in self._framer.push(chunk):
             self._process_frame(frame, events)
+            self._understand(frame, events)
         return events
 
     def end_of_input(self) -> list[Event]:
@@ -226,10 +162,10 @@ class Pipeline:
         instead of being lost; a follow-on window still open closes. Call it after the
         last ``process``."""
         events: list[Event] = []
-        recorder = self.stages.recorder
-        last = self._last_frame
+        recorder, last = self.stages.recorder, self._last_frame
         if last is None:
             return events
+        self._understand(last, events, at_once=True)  # a pause may have ended it already
         if recorder.phase is Phase.IN_SPEECH:
             no_events: list[Event] = []
             ended = self._supervisor.guard(
@@ -240,6 +176,7 @@ class Pipeline:
                 events,
             )
             self._settle(last, ended, events)
+        self._understand(last, events, at_once=True)
         if recorder.following_on:  # nobody can go on speaking now
             recorder.reset()
             self._set_state(State.IDLE, last.end_seconds, events)
@@ -249,9 +186,7 @@ class Pipeline:
         """Events that arrive between frames: LLM fallback results (waiting up to
         ``wait_seconds`` for results still being worked out)."""
         understanding = self.stages.understanding
-        if understanding is None:
-            return []
-        return understanding.poll(now_seconds, wait_seconds)
+        return [] if understanding is None else understanding.poll(now_seconds, wait_seconds)
 
     def take_actions(self) -> list[Action]:
         """What the satellite is to do since the last call, in order: barge-in, and the
@@ -273,6 +208,13 @@ class Pipeline:
         self._speaking = False
 
     # --- the loop ---------------------------------------------------------------------
+
+    def _understand(self, frame: AudioChunk, events: list[Event], at_once: bool = False) -> None:
+        """Understanding's waiting work: a frame's share, or ``at_once`` all of it."""
+        understanding = self.stages.understanding
+        if understanding is not None and (at_once or understanding.busy):
+            more = understand_more(self._supervisor, self.stages, frame, events, at_once)
+            self._emit(frame, more, events)
 
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
@@ -319,23 +261,14 @@ class Pipeline:
         a follow-on was the wake word, so drop it and listen for the command after it."""
         self.stages.recorder.reset()
         self.stages.recorder.remember(frame)
-        understanding = self.stages.understanding
-        if understanding is not None:
-            self._supervisor.guard(
-                understanding, lambda _f: understanding.reset(), frame, None, events
-            )
+        if (understanding := self.stages.understanding) is not None:
+            drop = understanding.reset
+            self._supervisor.guard(understanding, lambda _: drop(), frame, None, events)
         self._on_wake(hit, events)
 
     def _on_wake(self, hit: WakeHit, events: list[Event]) -> None:
         s = self.stages
-        events.append(
-            WakeDetected(
-                timestamp_seconds=round(hit.timestamp_seconds, 3),
-                wake_word=hit.wake_word,
-                model=hit.model,
-                probability=round(hit.probability, 4),
-            )
-        )
+        events.append(wake_event(hit))
         self._set_state(State.LISTENING, hit.timestamp_seconds, events)
         s.vad.reset()
         warm_up, search = s.recorder.start_after_wake(hit.timestamp_seconds)
@@ -372,7 +305,12 @@ class Pipeline:
             for utterance in [e for e in new if isinstance(e, UtteranceEnded)]:
                 measure = prosody_of(prosody, utterance)
                 new = new + self._supervisor.guard(prosody, measure, frame, no_events, events)
+        self._emit(frame, new, events)
+
+    def _emit(self, frame: AudioChunk, new: list[Event], events: list[Event]) -> None:
+        """Hand on ``new`` (of the recorder, understanding); idle when the utterance is over."""
         events.extend(new)
+        recorder = self.stages.recorder
         if self.stages.wake is not None and not recorder.active and self._state is State.LISTENING:
             when = new[-1].timestamp_seconds if new else frame.end_seconds
             self._set_state(State.IDLE, when, events)

@@ -120,6 +120,9 @@ def replay(
         heard.wakes += [e.timestamp_seconds for e in events if isinstance(e, WakeDetected)]
         heard.intents += [e for e in events if isinstance(e, IntentRecognized)]
         heard.answers += [a for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
+    events = pipeline.end_of_input()  # what is still being decided is decided now
+    heard.intents += [e for e in events if isinstance(e, IntentRecognized)]
+    heard.answers += [a for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
     return heard
 
 

@@ -159,7 +159,7 @@ def test_a_room_that_proves_loud_is_heard_again_denoised() -> None:
 
     setattr(understanding.recognizer, "start", spied)  # noqa: B010
     pipeline = build_pipeline(_config(), understanding=understanding)
-    events = pipeline.process(synth.to_chunk(audio))
+    events = pipeline.process(synth.to_chunk(audio)) + pipeline.end_of_input()
     assert understanding.loud is True and understanding.denoised is True
     assert len(searches) == 2 and searches[0] == searches[1]  # the same audio, again
     assert len([e for e in events if isinstance(e, Transcript)]) == 1

@@ -48,10 +48,12 @@ def commands() -> list[tuple[str, str, dict[str, Any]]]:
 def replay(
     audio: synth.Float, config: Config, continuous: bool = True
 ) -> tuple[list[Event], Understanding]:
-    """The audio through a pipeline with understanding (no LLM, no dialogue)."""
+    """The audio through a pipeline with understanding (no LLM, no dialogue), to its end
+    (what is still being decided when it runs out is decided then)."""
     understanding = build_understanding(config, use_llm=False)
     pipeline = build_pipeline(config, continuous=continuous, understanding=understanding)
-    return pipeline.process(synth.to_chunk(audio)), understanding
+    events = pipeline.process(synth.to_chunk(audio))
+    return events + pipeline.end_of_input(), understanding
 
 
 def intents(events: list[Event]) -> list[IntentRecognized]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -87,3 +87,22 @@ class SearchesOwnMean(Protocol):
 
     def search_own_mean(self, frames: Sequence[AudioChunk]) -> SttResult:
         """Search ``frames`` while no streaming search runs."""
+
+
+@runtime_checkable
+class SearchesInSteps(Protocol):
+    """A recognizer whose bursts of work can be done a frame at a time, between the frame
+    loop's frames (see steps.py): each yields after a step."""
+
+    def resume_steps(self) -> Generator[None, None, None]:
+        """``resume``, a step at a time."""
+
+    def search_whole_steps(
+        self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
+    ) -> Generator[None, None, SttResult]:
+        """``search_whole``, a step at a time."""
+
+    def search_own_mean_steps(
+        self, frames: Sequence[AudioChunk]
+    ) -> Generator[None, None, SttResult]:
+        """``search_own_mean``, a step at a time."""

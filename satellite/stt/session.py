@@ -11,15 +11,20 @@ utterance's audio comes from the microphone history, which no one else reads.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..audio.chunk import AudioChunk
-from ..timing import ms_since
-from .base import SearchesOwnMean, SearchesWhole, SpeechRecognizer, SttResult
+from .base import (
+    SearchesInSteps,
+    SearchesOwnMean,
+    SearchesWhole,
+    SpeechRecognizer,
+    SttResult,
+)
 from .hearing import MicHistory, hear_denoised, snr_db
+from .steps import Steps, WorkQueue, one_step, timed
 
 if TYPE_CHECKING:
     from ..stt.settings import SttSettings
@@ -36,8 +41,8 @@ LOUDNESS_LEAD_SECONDS = 0.5
 #: How long before the frame that started an utterance its speech began, at most, s.
 SPEECH_ONSET_SECONDS = 0.1
 #: Utterances longer than this are not searched again from their own mean, s: commands
-#: are short, and the search holds up the frame loop for a share of the utterance's
-#: length that the capture queue must absorb.
+#: are short, and the search costs a share of the utterance's length (done between
+#: frames, it puts off the decision by as much).
 OWN_MEAN_MAX_SECONDS = 4.0
 #: A word heard at a pause must begin this long before the speech ended, s.
 WORD_IN_SPEECH_SECONDS = 0.05
@@ -52,7 +57,13 @@ class SearchAside:
 
 
 class HearingSession:
-    """Drives ``recognizer`` over the utterance in progress and judges its room."""
+    """Drives ``recognizer`` over the utterance in progress and judges its room.
+
+    Its work is queued and done a few steps per frame (``advance``): the frames of the
+    utterance, the searches aside, and the decisions on what they heard, in the order
+    asked (see steps.py). The room (``loud``, ``denoised``) is what the work done so far
+    has judged.
+    """
 
     def __init__(self, recognizer: SpeechRecognizer, settings: SttSettings) -> None:
         self.recognizer = recognizer
@@ -62,10 +73,28 @@ class HearingSession:
         #: Whether the room is loud: judged at the start, and again over the last seconds
         #: of microphone audio when the utterance is decided.
         self.loud = False
+        self.work = WorkQueue()
         self._mic: MicHistory | None = None
         self._first_seconds = 0.0
         self._speech_seconds = 0.0
         self._with_context = False
+
+    @property
+    def busy(self) -> bool:
+        """Whether work is waiting (see ``advance``)."""
+        return self.work.busy
+
+    def queue(self, steps: Steps[Any], keep: bool = False) -> None:
+        """Do ``steps`` after the work waiting (``keep``: see ``WorkQueue.drop``)."""
+        self.work.add(steps, keep)
+
+    def advance(self, budget: int) -> None:
+        """Do up to ``budget`` steps of the waiting work."""
+        self.work.advance(budget)
+
+    def catch_up(self) -> None:
+        """Do all the waiting work now."""
+        self.work.finish()
 
     def start(
         self,
@@ -76,7 +105,17 @@ class HearingSession:
     ) -> None:
         """Speech started at ``frame``: judge the room and search the recorder's
         ``frames`` so far (from the first, pre-roll included). After a wake word (not
-        ``continuous``) the audio before them is the context the search adapts to."""
+        ``continuous``) the audio before them is the context the search adapts to.
+        Queued: done when the work before it is."""
+        self.queue(self._start_steps(frame, list(frames), continuous, mic))
+
+    def _start_steps(
+        self,
+        frame: AudioChunk,
+        frames: Sequence[AudioChunk],
+        continuous: bool,
+        mic: MicHistory | None,
+    ) -> Steps[None]:
         first = frames[0].timestamp_seconds if frames else frame.timestamp_seconds
         context = None
         self.denoised = False
@@ -97,7 +136,7 @@ class HearingSession:
             if not continuous:
                 context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
         self.loud = self.denoised
-        self._search(first, frames, context)
+        yield from self._search_steps(first, frames, context)
 
     def take_up(
         self,
@@ -118,10 +157,22 @@ class HearingSession:
         self.denoised = denoised
 
     def hear(self, frame: AudioChunk, mic: MicHistory | None) -> None:
-        """Feed the search the next frame, as the microphone gave it or denoised."""
-        self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
+        """Feed the search the next frame, as the microphone gave it or denoised (as the
+        room is judged when the frame's turn comes). Queued."""
+        self.queue(self._hear_steps(frame, mic))
 
-    def judge_loudness(self, now_seconds: float) -> None:
+    def _hear_steps(self, frame: AudioChunk, mic: MicHistory | None) -> Steps[None]:
+        self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
+        yield
+
+    def resume_steps(self) -> Steps[None]:
+        """The person went on speaking after a pause: the recognizer's ``resume``."""
+        if isinstance(self.recognizer, SearchesInSteps):
+            yield from self.recognizer.resume_steps()
+        else:
+            yield from one_step(self.recognizer.resume)
+
+    def judge_loudness_steps(self, now_seconds: float) -> Steps[None]:
         """A room judged quiet at the start may prove loud over the utterance itself.
         Then a search that heard the raw microphone hears the utterance again, denoised
         (in ``auto``)."""
@@ -133,43 +184,51 @@ class HearingSession:
             return
         self.loud = True
         if self.settings.hearing == "auto" and not self.denoised:
-            self._hear_again_denoised(now_seconds)
+            yield from self._hear_again_denoised_steps(now_seconds)
 
-    def search_own_mean(self, heard_until: float) -> SearchAside | None:
+    def search_own_mean_steps(self, heard_until: float) -> Steps[SearchAside | None]:
         """The utterance up to ``heard_until`` (heard as it was, raw or denoised) searched
         again from its own cepstral mean: None when that is off, the recognizer cannot,
         the room is loud (searching noise costs more, and the loud room's needs let
         nothing through that way), the utterance is too long or the history lost it."""
-        if not self.settings.own_mean_retry or not isinstance(self.recognizer, SearchesOwnMean):
+        recognizer = self.recognizer
+        if not self.settings.own_mean_retry or not isinstance(recognizer, SearchesOwnMean):
             return None
         if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
             return None
         frames = self._utterance_frames(heard_until, self.denoised)
         if frames is None:
             return None
-        started = time.perf_counter()
-        heard = self.recognizer.search_own_mean(frames)
-        return SearchAside(heard, ms_since(started))
+        if isinstance(recognizer, SearchesInSteps):
+            steps = recognizer.search_own_mean_steps(frames)
+        else:
+            steps = one_step(lambda: recognizer.search_own_mean(frames))
+        heard, ms = yield from timed(steps)
+        return SearchAside(heard, ms)
 
-    def search_other_way(self, heard_until: float) -> SearchAside | None:
+    def search_other_way_steps(self, heard_until: float) -> Steps[SearchAside | None]:
         """The utterance up to ``heard_until`` heard the other way (raw if it was heard
         denoised, and the other way round), searched whole: None when the recognizer
         cannot or the history no longer holds all of it."""
         heard = self._utterance_audio(heard_until, not self.denoised)
-        if heard is None or not isinstance(self.recognizer, SearchesWhole):
+        recognizer = self.recognizer
+        if heard is None or not isinstance(recognizer, SearchesWhole):
             return None
-        started = time.perf_counter()
-        other = self.recognizer.search_whole(*heard)
-        return SearchAside(other, ms_since(started))
+        if isinstance(recognizer, SearchesInSteps):
+            steps = recognizer.search_whole_steps(*heard)
+        else:
+            steps = one_step(lambda: recognizer.search_whole(*heard))
+        other, ms = yield from timed(steps)
+        return SearchAside(other, ms)
 
-    def _hear_again_denoised(self, now_seconds: float) -> None:
+    def _hear_again_denoised_steps(self, now_seconds: float) -> Steps[None]:
         """Search the utterance so far again, denoised (when the microphone history still
         holds all of it)."""
         heard = self._utterance_audio(now_seconds, denoised=True)
         if heard is None:
             return
         self.denoised = True
-        self._search(self._first_seconds, *heard)
+        yield from self._search_steps(self._first_seconds, *heard)
 
     def _utterance_audio(
         self, now_seconds: float, denoised: bool
@@ -194,13 +253,15 @@ class HearingSession:
             return None
         return frames
 
-    def _search(
+    def _search_steps(
         self, first: float, frames: Sequence[AudioChunk], context: AudioChunk | None
-    ) -> None:
+    ) -> Steps[None]:
         """Start a search at ``first`` and feed it the frames heard since."""
         self.recognizer.start(first, context)
+        yield
         for frame in frames:
             self.recognizer.process(frame)
+            yield
 
 
 def words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:

@@ -83,6 +83,11 @@ class SttSettings(Section):
         check_number(0.0, 50.0),
         "How much more score a result of that search needs (0-50)",
     )
+    steps_per_frame: int = option(
+        3,
+        check_integer(1, 1000),
+        "Recognition steps (a 10 ms frame searched) done per frame at most (1-1000)",
+    )
     early_endpoint_ms: int = option(
         250,
         check_integer(0, 2000, " ms"),

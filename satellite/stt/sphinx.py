@@ -24,8 +24,10 @@ from typing import Any
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..errors import MissingDependencyError
 from .base import SttResult, WordTiming, confidence
+from .cepstral_mean import MeanMeter, fresh_features
 from .fsg import Grammar
 from .settings import SttSettings
+from .steps import Steps, run_through
 
 _LOGGER = logging.getLogger(__name__)
 #: Beams wide enough for noisy input to reach the grammar's final state.
@@ -78,6 +80,9 @@ class PocketSphinxRecognizer:
         #: but a decoder of its own cost 20 MB (its grammar search); the words it finds
         #: are the same either way (every senone scored or the active ones only).
         self._again = _decoder(model_dir, dictionary, fsg=fsg, **common)
+        #: Take the cepstral mean of a search's context (see ``fresh_features``).
+        self._phone_meter = MeanMeter(self._phones, grammar)
+        self._again_meter = MeanMeter(self._again, grammar)
         #: The grammar search the phone loop is paired with now.
         self._searching = self._grammar
         self._start_seconds = 0.0
@@ -102,7 +107,8 @@ class PocketSphinxRecognizer:
         ``aside`` the one that searches again (default beams)."""
         grammar = self._again if aside else self._grammar
         # without a context, the mean live normalisation has reached carries on
-        _fresh_features((grammar, self._phones), self._context, self._grammar.get_cmn())
+        phones = self._phones
+        fresh_features((grammar, phones), self._phone_meter, self._context, self._grammar.get_cmn())
         self._searching = grammar
         grammar.start_utt()
         self._phones.start_utt()
@@ -137,16 +143,22 @@ class PocketSphinxRecognizer:
     def resume(self) -> None:
         """Speech went on after ``pause``: search again all that was heard.
 
-        A burst of work (the utterance so far, about a tenth of its length on one x86
-        core), paid only when a person pauses mid-command.
+        The utterance so far (about a tenth of its length on one x86 core), paid only when
+        a person pauses mid-command; the frame loop does it a frame per step.
         """
+        run_through(self.resume_steps())
+
+    def resume_steps(self) -> Steps[None]:
+        """``resume``, a frame searched per step."""
         if self._ended is None:
             return
         self._ended = None
         heard, self._heard = self._heard, []
         self._begin()
+        yield
         for frame in heard:
             self.process(frame)
+            yield
 
     def search_whole(
         self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
@@ -160,13 +172,21 @@ class PocketSphinxRecognizer:
         frame on one x86 core at 10 dB SNR). The result has no score; ``in_grammar``
         says whether it is a whole sentence of the grammar.
         """
+        return run_through(self.search_whole_steps(frames, context))
+
+    def search_whole_steps(
+        self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
+    ) -> Steps[SttResult]:
+        """``search_whole``, a frame searched per step."""
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
         check = self._again
-        _fresh_features((check,), context)
+        fresh_features((check,), self._again_meter, context)
         check.start_utt()
+        yield
         for frame in frames:
             check.process_raw(frame.samples, False, False)
+            yield
         check.end_utt()
         text = _hyp_text(check.hyp())
         complete = bool(text) and self.grammar.accepts(text.split())
@@ -189,6 +209,11 @@ class PocketSphinxRecognizer:
         thirds of the time. Costs a search of the whole utterance (about a tenth of its
         length on one x86 core).
         """
+        return run_through(self.search_own_mean_steps(frames))
+
+    def search_own_mean_steps(self, frames: Sequence[AudioChunk]) -> Steps[SttResult]:
+        """``search_own_mean``, a frame searched per step. No other use of the recognizer
+        may come between its steps (the frame loop's work queue sees to it)."""
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
         # searched aside: a streaming search is left as at a pause (``finish`` gives what
@@ -198,8 +223,10 @@ class PocketSphinxRecognizer:
         self._context = join_frames(frames)
         self._start_seconds = frames[0].timestamp_seconds
         self._begin(aside=True)
+        yield
         for frame in frames:
             self._feed(frame)
+            yield
         result = self._end()
         self._searching = self._grammar
         self._context, self._start_seconds = streaming
@@ -219,7 +246,7 @@ class PocketSphinxRecognizer:
         hyp = self._searching.hyp()
         text = _hyp_text(hyp)
         words = tuple(self._words())
-        score = self._utterance_score(self._score_ratio(hyp), words)
+        score = utterance_score(self._score_ratio(hyp), words, self.settings.word_weight)
         complete = bool(text) and self.grammar.accepts(text.split())
         in_grammar = complete and score is not None and score >= self.settings.rejection_threshold
         return SttResult(
@@ -229,22 +256,6 @@ class PocketSphinxRecognizer:
             in_grammar,
             None if score is None else round(score, 3),
         )
-
-    def _utterance_score(self, ratio: float | None, words: tuple[WordTiming, ...]) -> float | None:
-        """The per-frame ratio of the whole utterance, plus ``word_weight`` times that of
-        its second-worst word.
-
-        Speech from outside the domain forced into the grammar leaves several words that
-        fit far worse than the phone loop; over the whole utterance they are diluted by
-        the words that fit and by the silence around them. The second-worst word, not the
-        worst: one short word can fit badly in a good command.
-        """
-        if ratio is None:
-            return None
-        scores = sorted(w.score for w in words if w.score is not None)
-        if not scores or not self.settings.word_weight:
-            return ratio
-        return ratio + self.settings.word_weight * scores[min(1, len(scores) - 1)]
 
     def reset(self) -> None:
         if self._active:
@@ -288,32 +299,23 @@ class PocketSphinxRecognizer:
         return out
 
 
-def _fresh_features(
-    decoders: Sequence[Any], context: AudioChunk | None, live_mean: str | None = None
-) -> None:
-    """Start the decoders' feature extraction afresh, from the cepstral mean of the speech
-    just before the command (the wake word), else from ``live_mean`` if given.
+def utterance_score(
+    ratio: float | None, words: Sequence[WordTiming], word_weight: float
+) -> float | None:
+    """The per-frame ratio of the whole utterance, plus ``word_weight`` times that of
+    its second-worst word.
 
-    Feature state outlives an utterance: a search that follows one of other audio
-    (denoised after raw, or the other way round) heard clean commands as others ("turn
-    on the kitchen light" as "what of the fans are my off"), and even after commands
-    heard the same way the scores drift. Every search starts as a new decoder would.
-    Live normalisation starts cold and adapts over several utterances; in noise the first
-    commands came out empty or wrong: the context's whole-utterance mean (features only,
-    no search) is where a search starts.
+    Speech from outside the domain forced into the grammar leaves several words that
+    fit far worse than the phone loop; over the whole utterance they are diluted by
+    the words that fit and by the silence around them. The second-worst word, not the
+    worst: one short word can fit badly in a good command.
     """
-    for decoder in decoders:
-        decoder.reinit_feat()
-    mean = live_mean
-    if context is not None and context.num_frames:
-        first = decoders[-1]
-        first.start_utt()
-        first.process_raw(context.samples, True, True)
-        first.end_utt()
-        mean = str(first.get_cmn())
-    if mean is not None:
-        for decoder in decoders:
-            decoder.set_cmn(mean)
+    if ratio is None:
+        return None
+    scores = sorted(w.score for w in words if w.score is not None)
+    if not scores or not word_weight:
+        return ratio
+    return ratio + word_weight * scores[min(1, len(scores) - 1)]
 
 
 def _hyp_text(hyp: Any) -> str:

@@ -19,6 +19,7 @@ from ..nlu.recognizer import IntentResult, TemplateRecognizer
 from ..stt.base import SttResult, confidence
 from ..stt.session import HearingSession, SearchAside
 from ..stt.settings import SttSettings
+from ..stt.steps import Steps, run_through
 from ..timing import ms_since
 
 _LOGGER = logging.getLogger(__name__)
@@ -103,20 +104,26 @@ class Belief:
         return result
 
     def believe(self, stt: SttResult, heard_until: float, margin: float = 0.0) -> Believed:
+        """``believe_steps`` all at once."""
+        return run_through(self.believe_steps(stt, heard_until, margin))
+
+    def believe_steps(
+        self, stt: SttResult, heard_until: float, margin: float = 0.0
+    ) -> Steps[Believed]:
         """What a streaming result heard up to ``heard_until`` comes to, asked ``margin``
         more score than usual. Not trusted, it gives way to the utterance searched again
-        from its own mean, if that is trusted."""
+        from its own mean, if that is trusted. The searches are done a step at a time."""
         result = self.read(stt)
-        if self._trusted(stt, result, heard_until, margin):
+        if (yield from self._trusted(stt, result, heard_until, margin)):
             return Believed(stt, result, True, margin)
-        if margin and self._trusted(stt, result, heard_until):
+        if margin and (yield from self._trusted(stt, result, heard_until)):
             return Believed(stt, result, False, 0.0)  # believed, but not by the margin
-        again = self._search_own_mean(stt, heard_until)
+        again = yield from self._search_own_mean(stt, heard_until)
         if again is None or not again.in_grammar:
             return Believed(stt, result, False, 0.0)
         reading = self.templates.recognize(again.text)
         shift = self.settings.own_mean_shift + margin
-        if not self._trusted(again, reading, heard_until, shift):
+        if not (yield from self._trusted(again, reading, heard_until, shift)):
             return Believed(stt, result, False, 0.0)
         return Believed(again, reading, True, shift)
 
@@ -130,7 +137,7 @@ class Belief:
 
     def _trusted(
         self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
-    ) -> bool:
+    ) -> Steps[bool]:
         """Scored well enough in the domain and, where it must, heard the same the other
         way."""
         loud = self.hearing.loud
@@ -138,28 +145,30 @@ class Belief:
             return False
         if not trust.must_agree(result, loud, self.settings):
             return True
-        return self._hearings_agree(stt, result, heard_until)
+        return (yield from self._hearings_agree(stt, result, heard_until))
 
-    def _search_own_mean(self, stt: SttResult, heard_until: float) -> SttResult | None:
+    def _search_own_mean(self, stt: SttResult, heard_until: float) -> Steps[SttResult | None]:
         """The utterance searched again from its own mean, once per streaming result
         (None when it cannot be: see ``HearingSession.search_own_mean``)."""
         known = self.record.own_mean_of(stt)
         if known is not None:
             return known.heard
-        search = self.hearing.search_own_mean(heard_until)
+        search = yield from self.hearing.search_own_mean_steps(heard_until)
         if search is None:
             return None
         self.record.own_mean = SearchedAgain(stt, search)
         return search.heard
 
-    def _hearings_agree(self, stt: SttResult, result: IntentResult, heard_until: float) -> bool:
+    def _hearings_agree(
+        self, stt: SttResult, result: IntentResult, heard_until: float
+    ) -> Steps[bool]:
         """Whether the utterance heard the other way gives the same request. When the
         recognizer cannot search again or the history no longer holds the utterance, the
         first hearing decides."""
         known = self.record.other_way_of(stt)
         if known is not None:
             return known.agreed
-        search = self.hearing.search_other_way(heard_until)
+        search = yield from self.hearing.search_other_way_steps(heard_until)
         if search is None:
             return True
         started = time.perf_counter()

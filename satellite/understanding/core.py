@@ -15,15 +15,14 @@ grammar lays words over the pause inside it. It is owed no answer when it is not
 understood (it may not have been meant for the satellite) or understood as the utterance
 before it was (the person only went on after a pause: that was already done). Every
 other understood (or not understood) utterance gives an ``AnswerDue`` action, which the
-app hands to its dialogue. A complete, trusted command (ended early at a pause, believed
-without doubt) closes the follow-on window at once, so its answer need not wait for it;
-one that ended on the full silence keeps it: it may be the first half of a paused request
-for help.
+app hands to its dialogue. A complete, sure command closes the follow-on window at once
+(see ``_settled``), so its answer need not wait for it.
 
 The parts: stt/session.py hears the utterance and judges its room, belief.py decides
 whether a result is believed (by the rules in nlu/trust.py) and nlu/fallback.py keeps the
 fallback's jobs. ``Understanding`` drives them from the recorder's events and reports
-each utterance.
+each utterance. Their work (searches, and decisions on what they heard) is queued in
+order and done a few steps per frame (``advance``), not in bursts that hold up the loop.
 """
 
 from __future__ import annotations
@@ -31,54 +30,29 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from ..actions import Action, AnswerDue
+from ..actions import Action
 from ..audio.chunk import AudioChunk
-from ..config import Config
 from ..events import Event, SpeechStarted, UtteranceEnded
 from ..frontend.recorder import Phase, UtteranceRecorder
-from ..nlu import trust
-from ..nlu.events import Transcript, intent_event
 from ..nlu.fallback import FallbackJobs
 from ..nlu.llm import LlmFallback
-from ..nlu.recognizer import IntentResult, TemplateRecognizer
+from ..nlu.recognizer import TemplateRecognizer
 from ..prosody.monitor import ProsodyMonitor
-from ..stt.base import SpeechRecognizer, SttResult
+from ..stt.base import SpeechRecognizer
 from ..stt.hearing import MicHistory
-from ..stt.lexicon import pocketsphinx_model_dir
 from ..stt.session import HearingSession, words_in_speech
 from ..stt.settings import SttSettings
-from ..stt.sphinx import OpenTranscriber
+from ..stt.steps import Steps
 from ..timing import ms_since
+from .answers import Answers, note_searches, transcript_of
 from .belief import Belief
+from .report import UtteranceReport
 
 EARLY_ENDPOINT_REASON = "early_endpoint"
 #: Silence after the speech that a second hearing searches, s (the search reaches the
 #: grammar's end within it; more only costs time).
 SECOND_HEARING_TAIL_SECONDS = 0.3
-#: Reports kept, of the latest utterances.
-REPORTS_KEPT = 64
-
-
-@dataclass(slots=True)
-class UtteranceReport:
-    """Everything known about one understood utterance (for the CLI and benchmarks)."""
-
-    utterance_id: str
-    start_seconds: float
-    end_seconds: float
-    reason: str
-    stt: SttResult | None = None
-    intent: IntentResult | None = None
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    #: In a loud room, a device action heard the other way (raw or denoised) too.
-    second_hearing: SttResult | None = None
-    #: The utterance searched again from its own mean (the streaming search was not
-    #: trusted), whether or not that search was.
-    own_mean: SttResult | None = None
-    #: Whether its room was judged loud (when it was decided).
-    loud: bool = False
 
 
 class Understanding:
@@ -97,16 +71,21 @@ class Understanding:
         self.settings = settings or SttSettings()
         self.hearing = HearingSession(recognizer, self.settings)
         self.belief = Belief(self.hearing, templates, self.settings)
-        self.jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
-        self._actions: list[Action] = []
+        jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
+        self.answers = Answers(self.settings, jobs)
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
-        self.reports: dict[str, UtteranceReport] = {}
-        #: Follow-on utterances not yet concluded, and the utterance each went on from.
-        self._follow_ons: dict[str, str] = {}
         self._checked_silence = False
         self._listening = False
+        #: Events concluded by work done (see ``advance``).
+        self._ready: list[Event] = []
+        #: A pause has been decided to end the utterance (see ``_pause_steps``).
+        self._end_early = False
+        #: Which pause may still end the utterance (any other decided later may not).
+        self._pause_token = 0
+        #: The utterance decided last was a complete, sure command (see ``_settled``).
+        self._complete = False
 
     @property
     def recognizer(self) -> SpeechRecognizer:
@@ -121,7 +100,7 @@ class Understanding:
     @property
     def fallback(self) -> LlmFallback | None:
         """The LLM that out-of-domain utterances go to, if any."""
-        return self.jobs.fallback if self.jobs is not None else None
+        return self.answers.jobs.fallback if self.answers.jobs is not None else None
 
     @property
     def loud(self) -> bool:
@@ -134,9 +113,19 @@ class Understanding:
         return self.hearing.denoised
 
     @property
+    def reports(self) -> dict[str, UtteranceReport]:
+        """What is known about the latest utterances, by id."""
+        return self.answers.reports
+
+    @property
     def open_follow_ons(self) -> frozenset[str]:
         """The follow-on utterances not yet concluded."""
-        return frozenset(self._follow_ons)
+        return frozenset(self.answers.follow_ons)
+
+    @property
+    def busy(self) -> bool:
+        """Whether recognition work or its conclusions wait for ``advance``."""
+        return self.hearing.busy or bool(self._ready) or self._end_early
 
     def observe(
         self,
@@ -145,29 +134,150 @@ class Understanding:
         recorder: UtteranceRecorder,
         mic: MicHistory | None = None,
     ) -> list[Event]:
-        """Called for every frame the recorder saw, with the events it just produced."""
-        out: list[Event] = []
+        """Called for every frame the recorder saw, with the events it just produced. The
+        work is queued (``advance`` does it, and gives what it concluded): nothing is
+        returned here."""
         started = [e for e in new_events if isinstance(e, SpeechStarted)]
         if started:
+            self._pause_token += 1
+            following_on = recorder.following_on
+            self.hearing.queue(self._begin_steps(started[-1].utterance_id, following_on))
             self.hearing.start(frame, recorder.frames, recorder.continuous, mic)
-            self.belief.begin()
             self._listening = True
             self._checked_silence = False
-            if recorder.following_on:  # it went on from the utterance reported last
-                self._follow_ons[started[-1].utterance_id] = next(reversed(self.reports), "")
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
             self.hearing.hear(frame, mic)
-            out.extend(self._maybe_end_early(frame, recorder))
-        for event in [*new_events, *out]:
+            self._maybe_end_early(frame, recorder)
+        self._on_ended(new_events)
+        return []
+
+    def advance(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
+        """Do up to ``stt.steps_per_frame`` steps of the work waiting (once per frame, after
+        ``observe``); return what it concluded: the utterance ended early, then each
+        decided one's transcript, speech rate and intent."""
+        budget = self.settings.steps_per_frame
+        done = self.hearing.work.advance(budget)
+        out = self._end_if_decided(frame, recorder)
+        if out:  # its decision in this frame's turn too, if the budget allows
+            self.hearing.work.advance(max(1, budget - done))
+        return out + self._take_ready(recorder)
+
+    def catch_up(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
+        """Do all the work waiting now (the input ended); return what it concluded."""
+        out: list[Event] = []
+        while self.hearing.busy or self._end_early:
+            self.hearing.catch_up()
+            out += self._end_if_decided(frame, recorder)
+        return out + self._take_ready(recorder)
+
+    def _end_if_decided(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
+        """End the utterance at ``frame`` if a pause has been decided to end it."""
+        if not self._end_early:
+            return []
+        self._end_early = False
+        ended = recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
+        self._on_ended(ended)
+        return ended
+
+    def _on_ended(self, events: list[Event]) -> None:
+        """Queue the decision of the utterance that ended, if one did."""
+        for event in events:
             if isinstance(event, UtteranceEnded) and self._listening:
                 self._listening = False
-                out.extend(self.understand(event))
-                if self._complete(event):
-                    recorder.close_follow_on()
-        return out
+                self._pause_token += 1
+                self.hearing.queue(self._understand_steps(event), keep=True)
 
-    def _complete(self, utterance: UtteranceEnded) -> bool:
-        """Whether an utterance just decided was a complete, trusted command, whose answer
+    def _take_ready(self, recorder: UtteranceRecorder | None = None) -> list[Event]:
+        """What the work concluded; a complete command closes ``recorder``'s window."""
+        if self._complete and recorder is not None:
+            recorder.close_follow_on()  # (a follow-on already begun goes on)
+        self._complete = False
+        ready, self._ready = self._ready, []
+        return ready
+
+    def _begin_steps(self, utterance_id: str, following_on: bool) -> Steps[None]:
+        """A new utterance (once the one before it is decided)."""
+        self.belief.begin()
+        if following_on:  # it went on from the utterance reported last
+            self.answers.went_on(utterance_id)
+        return
+        yield
+
+    def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> None:
+        silence = recorder.quiet_since(frame.end_seconds)
+        if silence <= 0:
+            if self._checked_silence:  # speech again after a pause that did not end it
+                self._pause_token += 1  # (nor will it, if still being decided)
+                self.hearing.queue(self.hearing.resume_steps())
+            self._checked_silence = False
+            return
+        if (
+            self.early_endpoint_seconds <= 0
+            or self._checked_silence
+            or silence < self.early_endpoint_seconds
+        ):
+            return
+        self._checked_silence = True
+        self.hearing.queue(self._pause_steps(frame.end_seconds, silence, self._pause_token))
+
+    def _pause_steps(self, now: float, silence: float, token: int) -> Steps[None]:
+        """Whether the utterance ends at the pause ``silence`` long at ``now``: when what
+        was heard is a whole command, believed with the early endpoint's margin."""
+        yield from self.hearing.judge_loudness_steps(now)
+        heard = self.recognizer.pause()
+        if heard is None:
+            return
+        margin = self.settings.early_endpoint_margin
+        believed = yield from self.belief.believe_steps(heard, now, margin)
+        if not believed.trusted or not words_in_speech(believed.stt, now - silence):
+            return
+        self._end_early = token == self._pause_token  # the person has not gone on
+
+    def understand(self, utterance: UtteranceEnded) -> list[Event]:
+        """Decide an utterance that has ended, at once (after the work waiting before
+        it): what was heard (its transcript and speech rate) and, at once or later
+        through ``poll``, its intent and the reply; and whatever else the work waiting
+        concluded, before it."""
+        self.hearing.queue(self._understand_steps(utterance), keep=True)
+        self.hearing.catch_up()
+        return self._take_ready()
+
+    def _understand_steps(self, utterance: UtteranceEnded) -> Steps[None]:
+        """``understand``, its searches a step at a time; its events go to ``_ready``."""
+        report = self.answers.report(utterance)
+        started = time.perf_counter()
+        yield from self.hearing.judge_loudness_steps(utterance.timestamp_seconds)
+        report.loud = self.hearing.loud
+        streamed = self.recognizer.finish()
+        report.timings_ms["stt_finish"] = ms_since(started)
+        started = time.perf_counter()
+        self.belief.read(streamed)
+        report.timings_ms["nlu"] = ms_since(started)
+        yield  # the templates may take a while over a long sentence
+        heard_until = min(
+            utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
+        )
+        following_on = utterance.utterance_id in self.answers.follow_ons
+        margin = self.settings.follow_on_margin if following_on else 0.0
+        believed = yield from self.belief.believe_steps(streamed, heard_until, margin)
+        yield  # and speech rate is measured over the whole utterance
+        note_searches(report, self.belief.record, streamed, believed.stt)
+        stt = dataclasses.replace(
+            believed.stt, in_grammar=believed.trusted, confidence=self.belief.confidence(believed)
+        )
+        report.stt = stt
+        events: list[Event] = [transcript_of(utterance, stt)]
+        if self.prosody is not None and utterance.audio is not None:
+            # Words from a grammar forced onto out-of-domain speech are not trusted.
+            words = stt.words if stt.in_grammar else None
+            events.extend(self.prosody.process(utterance, words=words))
+        self._ready += events + self.answers.settle(
+            utterance, stt, believed.result, believed.trusted
+        )
+        self._complete = self._settled(utterance)
+
+    def _settled(self, utterance: UtteranceEnded) -> bool:
+        """Whether an utterance just decided was a complete, sure command, whose answer
         need not wait for a follow-on: the grammar's end reached at a pause, with
         ``early_endpoint_margin`` to spare, believed without doubt and at least
         ``answer_at_once_confidence`` sure. The first half of a paused request for help
@@ -176,139 +286,19 @@ class Understanding:
         follow-on window stays open so the rest of the sentence is heard."""
         if utterance.reason != EARLY_ENDPOINT_REASON:
             return False
-        return any(
-            isinstance(a, AnswerDue)
-            and a.utterance_id == utterance.utterance_id
-            and a.result.intent is not None
-            and a.result.confidence >= self.settings.answer_at_once_confidence
-            and not a.doubtful
-            for a in self._actions
-        )
-
-    def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> list[Event]:
-        silence = recorder.quiet_since(frame.end_seconds)
-        if silence <= 0:
-            if self._checked_silence:  # speech again after a pause that did not end it
-                self.recognizer.resume()
-            self._checked_silence = False
-            return []
-        if (
-            self.early_endpoint_seconds <= 0
-            or self._checked_silence
-            or silence < self.early_endpoint_seconds
-        ):
-            return []
-        self._checked_silence = True
-        self.hearing.judge_loudness(frame.end_seconds)
-        heard = self.recognizer.pause()
-        if heard is None:
-            return []
-        margin = self.settings.early_endpoint_margin
-        believed = self.belief.believe(heard, frame.end_seconds, margin)
-        if not believed.trusted or not words_in_speech(believed.stt, frame.end_seconds - silence):
-            return []
-        return recorder.end_now(frame.end_seconds, EARLY_ENDPOINT_REASON)
-
-    def understand(self, utterance: UtteranceEnded) -> list[Event]:
-        """Decide an utterance that has ended: what was heard (its transcript and speech
-        rate) and, at once or later through ``poll``, its intent and the reply."""
-        report = UtteranceReport(
-            utterance.utterance_id, utterance.start_seconds, utterance.end_seconds, utterance.reason
-        )
-        self.reports[utterance.utterance_id] = report
-        while len(self.reports) > REPORTS_KEPT:
-            del self.reports[next(iter(self.reports))]
-        started = time.perf_counter()
-        self.hearing.judge_loudness(utterance.timestamp_seconds)
-        report.loud = self.hearing.loud
-        streamed = self.recognizer.finish()
-        report.timings_ms["stt_finish"] = ms_since(started)
-        started = time.perf_counter()
-        self.belief.read(streamed)
-        report.timings_ms["nlu"] = ms_since(started)
-        heard_until = min(
-            utterance.timestamp_seconds, utterance.end_seconds + SECOND_HEARING_TAIL_SECONDS
-        )
-        following_on = utterance.utterance_id in self._follow_ons
-        margin = self.settings.follow_on_margin if following_on else 0.0
-        believed = self.belief.believe(streamed, heard_until, margin)
-        self._note_searches(report, streamed, believed.stt)
-        stt = dataclasses.replace(
-            believed.stt, in_grammar=believed.trusted, confidence=self.belief.confidence(believed)
-        )
-        report.stt = stt
-        now = utterance.timestamp_seconds
-        events: list[Event] = [
-            Transcript(
-                timestamp_seconds=now,
-                utterance_id=utterance.utterance_id,
-                text=stt.text,
-                confidence=stt.confidence,
-                in_grammar=stt.in_grammar,
-            )
-        ]
-        if self.prosody is not None and utterance.audio is not None:
-            # Words from a grammar forced onto out-of-domain speech are not trusted.
-            words = stt.words if stt.in_grammar else None
-            events.extend(self.prosody.process(utterance, words=words))
-        result = believed.result
-        if believed.trusted and result.intent is not None:
-            result = IntentResult(
-                result.intent, result.slots, stt.confidence, result.source, result.text
-            )
-            return events + self._conclude(utterance.utterance_id, result, now)
-        if self.jobs is not None and utterance.audio is not None:
-            self.jobs.submit(utterance.utterance_id, utterance.audio, stt.text, report.timings_ms)
-            return events
-        return events + self._conclude(
-            utterance.utterance_id, IntentResult(None, text=stt.text), now
-        )
-
-    def _note_searches(self, report: UtteranceReport, streamed: SttResult, stt: SttResult) -> None:
-        """Put the searches aside made for the utterance's results in its report."""
-        own_mean = self.belief.record.own_mean_of(streamed)
-        if own_mean is not None:
-            report.own_mean = own_mean.heard
-            report.timings_ms["own_mean_search"] = own_mean.ms
-        other_way = self.belief.record.other_way_of(stt)
-        if other_way is not None:
-            report.second_hearing = other_way.search.heard
-            report.timings_ms["second_hearing"] = other_way.search.ms
+        return self.answers.sure(utterance.utterance_id, self.settings.answer_at_once_confidence)
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Collect fallback results that are ready (waiting up to ``wait_seconds``)."""
         events: list[Event] = []
-        if self.jobs is not None:
-            for utterance_id, result in self.jobs.collect(wait_seconds):
-                events.extend(self._conclude(utterance_id, result, now_seconds))
-        return events
+        if wait_seconds > 0:  # decide what is heard first
+            self.hearing.catch_up()
+            events += self._take_ready()
+        return events + self.answers.collect(now_seconds, wait_seconds, self.hearing.loud)
 
     def take_actions(self) -> list[Action]:
         """The answers owed since the last call (``AnswerDue``), in order."""
-        actions, self._actions = self._actions, []
-        return actions
-
-    def _conclude(self, utterance_id: str, result: IntentResult, now: float) -> list[Event]:
-        """The intent event and the answer owed (``doubtful``: the dialogue asks once
-        more; the app publishes its intent event as not understood, see app.py)."""
-        report = self.reports.get(utterance_id)
-        if report is not None:
-            report.intent = result
-        said_before = self._said_before(utterance_id, result)
-        loud = report.loud if report is not None else self.hearing.loud
-        doubtful = not said_before and trust.doubtful(result, loud, self.settings)
-        events: list[Event] = [intent_event(result, utterance_id, now)]
-        if not said_before:
-            self._actions.append(AnswerDue(now, utterance_id, result, doubtful))
-        return events
-
-    def _said_before(self, utterance_id: str, result: IntentResult) -> bool:
-        """Whether a follow-on is to be let pass without a word (see ``trust.let_pass``)."""
-        before = self._follow_ons.pop(utterance_id, None)
-        if before is None:
-            return False
-        report = self.reports.get(before)
-        return trust.let_pass(result, report.intent if report is not None else None)
+        return self.answers.take_actions()
 
     def replace_recognizer(
         self, recognizer: SpeechRecognizer, templates: TemplateRecognizer
@@ -317,7 +307,7 @@ class Understanding:
 
         Only between utterances: returns False while one is being heard (try again).
         """
-        if self._listening:
+        if self._listening or self.busy:
             return False
         self.recognizer.reset()
         self.hearing.recognizer = recognizer
@@ -325,47 +315,12 @@ class Understanding:
         return True
 
     def reset(self) -> None:
-        """Drop the utterance in progress."""
+        """Drop the utterance in progress (the ones heard before it are decided first;
+        their events come out at the next ``advance``)."""
+        self.hearing.work.drop()
         self.recognizer.reset()
         self._listening = False
         self._checked_silence = False
-        for dropped in [u for u in self._follow_ons if self.jobs is None or u not in self.jobs]:
-            del self._follow_ons[dropped]  # will not conclude
-
-
-def build_understanding(config: Config, use_llm: bool = True) -> Understanding:
-    """Recognizer, templates and fallback from the configuration."""
-    from ..stt.factory import configured_intent_set, make_recognizer  # noqa: PLC0415
-
-    language = config.satellite.language
-    intent_set = configured_intent_set(config.nlu, language, config.satellite.area)
-    recognizer = make_recognizer(config.stt, language, intent_set)
-    fallback = None
-    if use_llm and config.llm.enabled:
-        fallback = LlmFallback(config.llm, config.satellite.language, config.nlu.intents)
-    open_transcribe = None
-    if config.stt.open_transcripts and config.stt.engine == "pocketsphinx":
-        open_transcribe = _LazyOpenTranscriber(config.satellite.language)
-    understanding = Understanding(
-        recognizer,
-        TemplateRecognizer(intent_set),
-        fallback,
-        open_transcribe,
-        config.stt,
-    )
-    if config.prosody.enabled:
-        understanding.prosody = ProsodyMonitor(config.prosody)
-    return understanding
-
-
-class _LazyOpenTranscriber:
-    """Loads the full language model on first use (in the fallback worker)."""
-
-    def __init__(self, language: str) -> None:
-        self.language = language
-        self._transcriber: OpenTranscriber | None = None
-
-    def __call__(self, audio: AudioChunk) -> str:
-        if self._transcriber is None:
-            self._transcriber = OpenTranscriber(pocketsphinx_model_dir(self.language))
-        return self._transcriber.transcribe(audio)
+        self._end_early = False
+        self._pause_token += 1
+        self.answers.forget_follow_ons()

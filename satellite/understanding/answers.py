@@ -1,0 +1,142 @@
+"""The answers owed for decided utterances: their intent events and ``AnswerDue``
+actions, the fallback's jobs, the reports, and the follow-ons let pass without a word."""
+
+from __future__ import annotations
+
+from ..actions import Action, AnswerDue
+from ..events import Event, UtteranceEnded
+from ..nlu import trust
+from ..nlu.events import Transcript, intent_event
+from ..nlu.fallback import FallbackJobs
+from ..nlu.recognizer import IntentResult
+from ..stt.base import SttResult
+from ..stt.settings import SttSettings
+from .belief import UtteranceRecord
+from .report import UtteranceReport
+
+#: Reports kept, of the latest utterances.
+REPORTS_KEPT = 64
+
+
+class Answers:
+    """What each decided utterance is owed, at once or when the fallback has it."""
+
+    def __init__(self, settings: SttSettings, jobs: FallbackJobs | None) -> None:
+        self.settings = settings
+        self.jobs = jobs
+        self.reports: dict[str, UtteranceReport] = {}
+        #: Follow-on utterances not yet concluded, and the utterance each went on from.
+        self.follow_ons: dict[str, str] = {}
+        self._actions: list[Action] = []
+
+    def report(self, utterance: UtteranceEnded) -> UtteranceReport:
+        """A new report for ``utterance`` (the oldest are let go)."""
+        report = UtteranceReport(
+            utterance.utterance_id, utterance.start_seconds, utterance.end_seconds, utterance.reason
+        )
+        self.reports[utterance.utterance_id] = report
+        while len(self.reports) > REPORTS_KEPT:
+            del self.reports[next(iter(self.reports))]
+        return report
+
+    def went_on(self, utterance_id: str) -> None:
+        """``utterance_id`` went on from the utterance reported last (a follow-on)."""
+        self.follow_ons[utterance_id] = next(reversed(self.reports), "")
+
+    def settle(
+        self, utterance: UtteranceEnded, stt: SttResult, result: IntentResult, trusted: bool
+    ) -> list[Event]:
+        """Its intent at once, or through ``collect`` when the fallback works it out."""
+        utterance_id, now = utterance.utterance_id, utterance.timestamp_seconds
+        if trusted and result.intent is not None:
+            result = IntentResult(
+                result.intent, result.slots, stt.confidence, result.source, result.text
+            )
+            return self.conclude(utterance_id, result, now)
+        if self.jobs is not None and utterance.audio is not None:
+            timings = self.reports[utterance_id].timings_ms
+            self.jobs.submit(utterance_id, utterance.audio, stt.text, timings)
+            return []
+        return self.conclude(utterance_id, IntentResult(None, text=stt.text), now)
+
+    def collect(self, now_seconds: float, wait_seconds: float, loud: bool) -> list[Event]:
+        """The fallback's results that are ready (waiting up to ``wait_seconds``; ``loud``:
+        see ``conclude``)."""
+        events: list[Event] = []
+        if self.jobs is not None:
+            for utterance_id, result in self.jobs.collect(wait_seconds):
+                events.extend(self.conclude(utterance_id, result, now_seconds, loud))
+        return events
+
+    def take_actions(self) -> list[Action]:
+        """The answers owed since the last call (``AnswerDue``), in order."""
+        actions, self._actions = self._actions, []
+        return actions
+
+    def conclude(
+        self, utterance_id: str, result: IntentResult, now: float, loud: bool = False
+    ) -> list[Event]:
+        """The intent event and the answer owed (``doubtful``: the dialogue asks once
+        more; the app publishes its intent event as not understood, see app.py); ``loud``
+        the room, if the utterance has no report."""
+        report = self.reports.get(utterance_id)
+        if report is not None:
+            report.intent = result
+        said_before = self._said_before(utterance_id, result)
+        loud = report.loud if report is not None else loud
+        doubtful = not said_before and trust.doubtful(result, loud, self.settings)
+        events: list[Event] = [intent_event(result, utterance_id, now)]
+        if not said_before:
+            self._actions.append(AnswerDue(now, utterance_id, result, doubtful))
+        return events
+
+    def sure(self, utterance_id: str, confidence: float) -> bool:
+        """Whether the answer owed for ``utterance_id`` (not yet taken) is to an intent
+        believed without doubt and at least ``confidence`` sure."""
+        return any(
+            isinstance(a, AnswerDue)
+            and a.utterance_id == utterance_id
+            and a.result.intent is not None
+            and a.result.confidence >= confidence
+            and not a.doubtful
+            for a in self._actions
+        )
+
+    def forget_follow_ons(self) -> None:
+        """The follow-ons that will not conclude (the utterance in progress was dropped)."""
+        for dropped in [u for u in self.follow_ons if self.jobs is None or u not in self.jobs]:
+            del self.follow_ons[dropped]
+
+    def _said_before(self, utterance_id: str, result: IntentResult) -> bool:
+        """Whether a follow-on is to be let pass without a word (see ``trust.let_pass``)."""
+        before = self.follow_ons.pop(utterance_id, None)
+        if before is None:
+            return False
+        report = self.reports.get(before)
+        return trust.let_pass(result, report.intent if report is not None else None)
+
+
+def note_searches(
+    report: UtteranceReport, record: UtteranceRecord, streamed: SttResult, stt: SttResult
+) -> None:
+    """Put the searches aside made for the utterance's results (``streamed``, and ``stt``
+    that decided) in its report."""
+    own_mean = record.own_mean_of(streamed)
+    if own_mean is not None:
+        report.own_mean = own_mean.heard
+        report.timings_ms["own_mean_search"] = own_mean.ms
+    other_way = record.other_way_of(stt)
+    if other_way is not None:
+        report.second_hearing = other_way.search.heard
+        report.timings_ms["second_hearing"] = other_way.search.ms
+
+
+def transcript_of(utterance: UtteranceEnded, stt: SttResult) -> Transcript:
+    """What was heard of ``utterance`` (``stt``, as decided)."""
+    return Transcript(
+        timestamp_seconds=utterance.timestamp_seconds,
+        utterance_id=utterance.utterance_id,
+        text=stt.text,
+        confidence=stt.confidence,
+        in_grammar=stt.in_grammar,
+    )

@@ -1,0 +1,28 @@
+"""What is known about one understood utterance (for the CLI and benchmarks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..nlu.recognizer import IntentResult
+from ..stt.base import SttResult
+
+
+@dataclass(slots=True)
+class UtteranceReport:
+    """Everything known about one understood utterance (for the CLI and benchmarks)."""
+
+    utterance_id: str
+    start_seconds: float
+    end_seconds: float
+    reason: str
+    stt: SttResult | None = None
+    intent: IntentResult | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    #: In a loud room, a device action heard the other way (raw or denoised) too.
+    second_hearing: SttResult | None = None
+    #: The utterance searched again from its own mean (the streaming search was not
+    #: trusted), whether or not that search was.
+    own_mean: SttResult | None = None
+    #: Whether its room was judged loud (when it was decided).
+    loud: bool = False
