@@ -125,11 +125,11 @@ def test_a_loud_room_is_heard_denoised_and_a_quiet_one_raw() -> None:
     quiet = _with_floor(scene.audio)
     loud = synth.add_noise(quiet, 5.0, seed=3, reference=quiet)
     _, understanding = _run(quiet, _config())
-    assert understanding.denoised is False
+    assert understanding.hearing.denoised is False
     _, understanding = _run(loud, _config())
-    assert understanding.denoised is True
+    assert understanding.hearing.denoised is True
     _, understanding = _run(loud, _config(hearing="raw"))
-    assert understanding.denoised is False
+    assert understanding.hearing.denoised is False
 
 
 def _noise_after_the_wake_word(text: str, snr_db: float) -> synth.Float:
@@ -160,13 +160,15 @@ def test_a_room_that_proves_loud_is_heard_again_denoised() -> None:
     setattr(understanding.recognizer, "start", spied)  # noqa: B010
     pipeline = build_pipeline(_config(), understanding=understanding)
     events = pipeline.process(synth.to_chunk(audio)) + pipeline.end_of_input()
-    assert understanding.loud is True and understanding.denoised is True
+    assert understanding.hearing.loud is True and understanding.hearing.denoised is True
     assert len(searches) == 2 and searches[0] == searches[1]  # the same audio, again
     assert len([e for e in events if isinstance(e, Transcript)]) == 1
     _, understanding = _run(audio, _config(hearing="raw"))
-    assert understanding.loud is True and understanding.denoised is False  # as configured
+    assert (
+        understanding.hearing.loud is True and understanding.hearing.denoised is False
+    )  # as configured
     _, understanding = _run(_with_floor(synth.wake_scene("what time is it").audio), _config())
-    assert understanding.loud is False and understanding.denoised is False
+    assert understanding.hearing.loud is False and understanding.hearing.denoised is False
 
 
 def test_snr_estimate_follows_the_mix() -> None:

@@ -92,7 +92,14 @@ class Answers:
 
     def sure(self, utterance_id: str, confidence: float) -> bool:
         """Whether the answer owed for ``utterance_id`` (not yet taken) is to an intent
-        believed without doubt and at least ``confidence`` sure."""
+        believed without doubt and at least ``confidence`` sure.
+
+        Ended early at a pause (the grammar's end reached, ``early_endpoint_margin`` to
+        spare), such a command is complete: its answer need not wait for a follow-on.
+        The first half of a paused request for help often fits a short command well
+        ("I'm choking" ... as "what's the time", 0.986 in flite's voice): below
+        ``stt.answer_at_once_confidence``, and after the full silence, the follow-on
+        window stays open so the rest of the sentence is heard."""
         return any(
             isinstance(a, AnswerDue)
             and a.utterance_id == utterance_id

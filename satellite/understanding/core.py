@@ -16,7 +16,7 @@ understood (it may not have been meant for the satellite) or understood as the u
 before it was (the person only went on after a pause: that was already done). Every
 other understood (or not understood) utterance gives an ``AnswerDue`` action, which the
 app hands to its dialogue. A complete, sure command closes the follow-on window at once
-(see ``_settled``), so its answer need not wait for it.
+(see ``Answers.sure``), so its answer need not wait for it.
 
 The parts: stt/session.py hears the utterance and judges its room, belief.py decides
 whether a result is believed (by the rules in nlu/trust.py) and nlu/fallback.py keeps the
@@ -84,7 +84,7 @@ class Understanding:
         self._end_early = False
         #: Which pause may still end the utterance (any other decided later may not).
         self._pause_token = 0
-        #: The utterance decided last was a complete, sure command (see ``_settled``).
+        #: The utterance decided last was a complete, sure command (``Answers.sure``).
         self._complete = False
 
     @property
@@ -103,24 +103,9 @@ class Understanding:
         return self.answers.jobs.fallback if self.answers.jobs is not None else None
 
     @property
-    def loud(self) -> bool:
-        """Whether the room of the utterance in progress (or the last one) is loud."""
-        return self.hearing.loud
-
-    @property
-    def denoised(self) -> bool:
-        """Whether the utterance in progress (or the last one) is heard denoised."""
-        return self.hearing.denoised
-
-    @property
     def reports(self) -> dict[str, UtteranceReport]:
         """What is known about the latest utterances, by id."""
         return self.answers.reports
-
-    @property
-    def open_follow_ons(self) -> frozenset[str]:
-        """The follow-on utterances not yet concluded."""
-        return frozenset(self.answers.follow_ons)
 
     @property
     def busy(self) -> bool:
@@ -274,19 +259,9 @@ class Understanding:
         self._ready += events + self.answers.settle(
             utterance, stt, believed.result, believed.trusted
         )
-        self._complete = self._settled(utterance)
-
-    def _settled(self, utterance: UtteranceEnded) -> bool:
-        """Whether an utterance just decided was a complete, sure command, whose answer
-        need not wait for a follow-on: the grammar's end reached at a pause, with
-        ``early_endpoint_margin`` to spare, believed without doubt and at least
-        ``answer_at_once_confidence`` sure. The first half of a paused request for help
-        often fits a short command well ("I'm choking" ... as "what's the time", 0.986 in
-        flite's voice): below that, and when the utterance ended on the full silence, the
-        follow-on window stays open so the rest of the sentence is heard."""
-        if utterance.reason != EARLY_ENDPOINT_REASON:
-            return False
-        return self.answers.sure(utterance.utterance_id, self.settings.answer_at_once_confidence)
+        self._complete = utterance.reason == EARLY_ENDPOINT_REASON and self.answers.sure(
+            utterance.utterance_id, self.settings.answer_at_once_confidence
+        )
 
     def poll(self, now_seconds: float, wait_seconds: float = 0.0) -> list[Event]:
         """Collect fallback results that are ready (waiting up to ``wait_seconds``)."""
