@@ -23,7 +23,8 @@ from bench.common import peak_rss_mb, print_table, stats_ms, write_results
 from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
 from satellite.config import Config
 from satellite.frontend.recorder import UtteranceRecorder
-from satellite.pipeline import Pipeline, build_pipeline, build_stages
+from satellite.pipeline import Pipeline, build_pipeline
+from satellite.stages import build_stages
 from tests import synth
 
 TARGETS = {"idle_mean_ms": 0.2, "listening_mean_ms": 1.0, "p99_ms": 3.0}

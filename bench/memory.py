@@ -500,7 +500,8 @@ def _start_up(rec: Recorder, args: argparse.Namespace) -> Satellite:
     from satellite.config import load  # noqa: PLC0415
     from satellite.mqtt.link import MqttLink  # noqa: PLC0415
     from satellite.mqtt.payloads import Command  # noqa: PLC0415
-    from satellite.pipeline import Pipeline, build_stages  # noqa: PLC0415
+    from satellite.pipeline import Pipeline  # noqa: PLC0415
+    from satellite.stages import build_stages  # noqa: PLC0415
     from satellite.tts.engines import make_engine  # noqa: PLC0415
     from satellite.tts.feedback import load_feedback_sounds  # noqa: PLC0415
     from satellite.understanding import build_understanding  # noqa: PLC0415
@@ -665,7 +666,8 @@ def what_if_freeable(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     import gc  # noqa: PLC0415
 
     from satellite import cmudict  # noqa: PLC0415
-    from satellite.pipeline import Pipeline, build_stages  # noqa: PLC0415
+    from satellite.pipeline import Pipeline  # noqa: PLC0415
+    from satellite.stages import build_stages  # noqa: PLC0415
     from satellite.stt import factory  # noqa: PLC0415
     from satellite.understanding import build_understanding  # noqa: PLC0415
 

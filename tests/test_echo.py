@@ -19,7 +19,7 @@ from satellite.frontend.echo import (
     echo_return_loss_enhancement,
 )
 from satellite.frontend.echo_engines import SpeexEchoCanceller, make_echo_canceller
-from satellite.pipeline import build_stages
+from satellite.stages import build_stages
 from tests import synth
 from tests.room import Float, Room, level_db, scale_to
 

@@ -9,7 +9,8 @@ from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
 from satellite.events import StageError, UtteranceEnded, WakeDetected
 from satellite.frontend.base import FrameFilter
-from satellite.pipeline import Pipeline, build_stages
+from satellite.pipeline import Pipeline
+from satellite.stages import build_stages
 from tests import synth
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
