@@ -15,6 +15,8 @@ from .llm_rows import Floats
 
 #: The graph node holding the final hidden state (after the last norm) in llama.cpp.
 HIDDEN_NODE = b"result_norm"
+#: llama.cpp's log callback: kept for the life of the process (llama.cpp keeps its address).
+_QUIET: list[Any] = []
 
 
 class LlamaContext:
@@ -34,8 +36,9 @@ class LlamaContext:
         self._ggml.ggml_nbytes.argtypes = [ctypes.c_void_p]
         self._ggml.ggml_nbytes.restype = ctypes.c_size_t
         self._ggml.ggml_backend_tensor_get.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_size_t] * 2
-        self._log = llama_cpp.llama_log_callback(lambda level, text, data: None)
-        llama_cpp.llama_log_set(self._log, None)  # quiet, as Llama(verbose=False)
+        if not _QUIET:  # quiet, as Llama(verbose=False)
+            _QUIET.append(llama_cpp.llama_log_callback(lambda level, text, data: None))
+            llama_cpp.llama_log_set(_QUIET[0], None)
         llama_cpp.llama_backend_init()
         params = llama_cpp.llama_model_default_params()
         params.load_mode = llama_cpp.LLAMA_LOAD_MODE_MMAP
