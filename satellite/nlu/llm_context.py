@@ -5,6 +5,7 @@ llama.cpp always multiplies by the whole output layer (see llm_rows.py)."""
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,16 @@ class LlamaContext:
     """One model and one sequence (not thread-safe). ``eval(..., hidden_only=True)``
     stops after the final norm: ``hidden`` is then set and ``logits`` is not."""
 
-    def __init__(self, model_path: Path, n_ctx: int, n_batch: int, threads: int) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        n_ctx: int,
+        n_batch: int,
+        threads: int,
+        mapped: Callable[[], object] | None = None,
+    ) -> None:
+        """``mapped`` is called once while the model loads, as soon as llama.cpp has
+        mapped (and paged in) the whole file."""
         try:
             import llama_cpp  # noqa: PLC0415
             from llama_cpp import _ggml  # noqa: PLC0415
@@ -42,6 +52,17 @@ class LlamaContext:
         llama_cpp.llama_backend_init()
         params = llama_cpp.llama_model_default_params()
         params.load_mode = llama_cpp.LLAMA_LOAD_MODE_MMAP
+        if mapped is not None:
+            calls: list[float] = []
+
+            def progress(fraction: float, _data: int) -> bool:
+                if not calls:  # the first tensor: after the mapping, before the rest
+                    mapped()
+                calls.append(fraction)
+                return True
+
+            progress_callback = llama_cpp.llama_progress_callback(progress)
+            params.progress_callback = progress_callback
         self._model = llama_cpp.llama_model_load_from_file(str(model_path).encode(), params)
         if not self._model:
             raise SatelliteError(f"llama.cpp could not load {model_path}")

@@ -117,7 +117,10 @@ class LabelScorer:
         layer = output_layer(model_path) if rows_only is not False else None
         if rows_only and layer is None:
             raise SatelliteError(f"{model_path.name}: its output layer cannot be read here")
-        self._llm = LlamaContext(model_path, N_CTX, N_BATCH, threads)
+        # llama.cpp pages the whole file in while it loads: let go of the output
+        # matrix at once (before the rest of the load adds to the peak), and after
+        release = None if layer is None else lambda: release_pages(layer)
+        self._llm = LlamaContext(model_path, N_CTX, N_BATCH, threads, mapped=release)
         self._prefix = self._llm.tokenize(prompt.prefix(), add_bos=True)
         self._label_tokens = {
             label: self._llm.tokenize(f" {label}", add_bos=False) for label in prompt.labels
@@ -125,7 +128,7 @@ class LabelScorer:
         self._rows: LabelRows | None = None
         if layer is not None:
             self._rows = LabelRows(layer, [t[0] for t in self._label_tokens.values()])
-            self.released_bytes = release_pages(layer)
+            release_pages(layer)
         self._layer = layer
         loaded = time.monotonic()
         key = _state_key(model_path, self._prefix, threads)
