@@ -1,6 +1,11 @@
 """The label scorer: a few-shot prompt and the model's next-token log-probabilities of
 the label words (see llm.py). Its prompt prefix is evaluated once and its state kept on
-disk for the next start."""
+disk for the next start.
+
+For a model whose output layer llm_rows.py reads (the default Gemma 3 270M), an
+evaluation stops at the final hidden state and the label logits are computed from their
+own rows: llama.cpp never multiplies by the whole 262,144-token output matrix, and its
+170 MB leave the worker's memory. Other models get llama.cpp's full logits."""
 
 from __future__ import annotations
 
@@ -8,7 +13,6 @@ import contextlib
 import ctypes
 import hashlib
 import logging
-import math
 import os
 import time
 from dataclasses import dataclass
@@ -19,6 +23,8 @@ import numpy as np
 import yaml
 
 from ..errors import MissingDependencyError, SatelliteError
+from .llm_context import LlamaContext
+from .llm_rows import LabelRows, output_layer, release_pages
 
 _LOGGER = logging.getLogger(__name__)
 _DIR = Path(__file__).resolve().parent
@@ -26,7 +32,9 @@ DEFAULT_MODEL = "gemma3-270m"
 N_CTX = 1024
 N_BATCH = 512
 #: Cache file: this line, the key digest, the payload's SHA-256, llama.cpp's state.
-_STATE_MAGIC = b"pocket-satellite llm prefix state v1\n"
+_STATE_MAGIC = b"pocket-satellite llm prefix state v2\n"
+#: How the context is made (llm_context.py): part of the prefix state's key.
+_CONTEXT = ("llama C API", "mmap", "n_ubatch=n_batch", "flash_attn off", "hidden-state stop")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +95,8 @@ class LabelScorer:
 
     With a ``cache_path``, the prompt prefix's evaluated state is read from there (most
     of a cold start when evaluated: ~1.4 s on one core) or written there once.
+    ``rows_only`` (the default when llm_rows.py reads the model) computes the label
+    logits from their own output rows; False asks llama.cpp for every logit.
     """
 
     def __init__(
@@ -95,32 +105,37 @@ class LabelScorer:
         prompt: Prompt,
         threads: int = 1,
         cache_path: Path | None = None,
+        rows_only: bool | None = None,
     ) -> None:
         started = time.monotonic()
         try:
-            import llama_cpp  # noqa: PLC0415
+            import llama_cpp  # noqa: PLC0415, F401
         except ImportError as err:
             raise MissingDependencyError("llama-cpp-python", "llm", "The LLM fallback") from err
         imported = time.monotonic()
         self.prompt = prompt
-        self._llm: Any = llama_cpp.Llama(
-            model_path=str(model_path),
-            n_ctx=N_CTX,
-            n_threads=threads,
-            n_batch=N_BATCH,
-            verbose=False,
-        )
-        loaded = time.monotonic()
-        self._prefix = self._llm.tokenize(prompt.prefix().encode("utf-8"), add_bos=True)
+        layer = output_layer(model_path) if rows_only is not False else None
+        if rows_only and layer is None:
+            raise SatelliteError(f"{model_path.name}: its output layer cannot be read here")
+        # llama.cpp pages the whole file in while it loads: let go of the output
+        # matrix at once (before the rest of the load adds to the peak), and after
+        release = None if layer is None else lambda: release_pages(layer)
+        self._llm = LlamaContext(model_path, N_CTX, N_BATCH, threads, mapped=release)
+        self._prefix = self._llm.tokenize(prompt.prefix(), add_bos=True)
         self._label_tokens = {
-            label: self._llm.tokenize(f" {label}".encode(), add_bos=False)
-            for label in prompt.labels
+            label: self._llm.tokenize(f" {label}", add_bos=False) for label in prompt.labels
         }
+        self._rows: LabelRows | None = None
+        if layer is not None:
+            self._rows = LabelRows(layer, [t[0] for t in self._label_tokens.values()])
+            release_pages(layer)
+        self._layer = layer
+        loaded = time.monotonic()
         key = _state_key(model_path, self._prefix, threads)
         self.prefix_cached = cache_path is not None and self._restore_prefix(cache_path, key)
         if not self.prefix_cached:
             self._llm.n_tokens = 0  # also drops whatever a failed restore left behind
-            self._llm.eval(self._prefix)
+            self._llm.eval(self._prefix, hidden_only=self._rows is not None)
             if cache_path is not None:
                 self._save_prefix(cache_path, key)
         self.stages_ms = {
@@ -128,6 +143,11 @@ class LabelScorer:
             "model": (loaded - imported) * 1000.0,
             "prefix": (time.monotonic() - loaded) * 1000.0,
         }
+
+    @property
+    def rows_only(self) -> bool:
+        """True when the label logits come from their own rows (see llm_rows.py)."""
+        return self._rows is not None
 
     def _restore_prefix(self, path: Path, key: bytes) -> bool:
         """Load the prefix state saved under ``key``; False if missing, stale or corrupt."""
@@ -175,38 +195,49 @@ class LabelScorer:
                 temporary.unlink()
             _LOGGER.warning("Cannot cache the LLM prompt prefix in %s: %s", path, err)
 
-    def _last_logits(self) -> Any:
-        """Logits after the last evaluated token (``Llama.scores`` keeps them only with
-        ``logits_all``, which costs a vocabulary-sized row per prompt token)."""
-        import llama_cpp  # noqa: PLC0415
-
-        pointer = llama_cpp.llama_get_logits(self._llm.ctx)
-        return np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),))
-
     def scores(self, text: str) -> dict[str, float]:
-        """Log-probability of each label as the answer for ``text``."""
-        base = self._prefix + self._llm.tokenize(
-            self.prompt.query(text).encode("utf-8"), add_bos=False
-        )
+        """Log-probability of each label as the answer for ``text``, given that the
+        answer starts like one of the labels: the first token is normalised over the
+        labels' first tokens (the whole vocabulary's normaliser is the same for every
+        label, so choices between labels do not change), later tokens of a label over
+        the whole vocabulary."""
+        query = self._llm.tokenize(self.prompt.query(text), add_bos=False)
         self._llm.n_tokens = len(self._prefix)
-        self._llm.eval(base[len(self._prefix) :])
-        first = _log_softmax(self._last_logits())
+        self._llm.eval(query, hidden_only=self._rows is not None)
+        if self._rows is not None:
+            logits = self._rows.logits(self._llm.hidden)
+        else:
+            everything = self._llm.logits()
+            logits = {t[0]: float(everything[t[0]]) for t in self._label_tokens.values()}
+        first = _log_softmax(logits)
         out: dict[str, float] = {}
         for label, tokens in self._label_tokens.items():
-            total = float(first[tokens[0]])
-            if len(tokens) > 1:  # score the rest of a multi-token label
-                self._llm.n_tokens = len(base)
+            total = first[tokens[0]]
+            if len(tokens) > 1:  # the rest of a multi-token label: every logit is needed
+                self._llm.n_tokens = len(self._prefix) + len(query)
                 for index, token in enumerate(tokens[1:]):
-                    self._llm.eval([tokens[index]])
-                    total += float(_log_softmax(self._last_logits())[token])
+                    self._llm.eval([tokens[index]], hidden_only=False)
+                    total += _log_softmax_at(self._llm.logits(), token)
+                if self._layer is not None:  # that product paged the matrix in again
+                    release_pages(self._layer)
             out[label] = total
         return out
 
+    def close(self) -> None:
+        self._llm.close()
 
-def _log_softmax(logits: Any) -> Any:
+
+def _log_softmax(logits: dict[int, float]) -> dict[int, float]:
+    values = np.array(list(logits.values()), dtype=np.float64)
+    top = values.max()
+    norm = top + np.log(np.exp(values - top).sum())
+    return {token: float(value - norm) for token, value in zip(logits, values, strict=True)}
+
+
+def _log_softmax_at(logits: Any, token: int) -> float:
     values = np.asarray(logits, dtype=np.float64)
     top = values.max()
-    return values - top - math.log(float(np.exp(values - top).sum()))
+    return float(values[token] - top - np.log(np.exp(values - top).sum()))
 
 
 def _state_key(model_path: Path, prefix: list[int], threads: int) -> bytes:
@@ -220,6 +251,7 @@ def _state_key(model_path: Path, prefix: list[int], threads: int) -> bytes:
         stat.st_mtime_ns,
         llama_cpp.__version__,
         llama_cpp.llama_print_system_info().decode("utf-8", "replace"),
+        _CONTEXT,
         N_CTX,
         N_BATCH,
         threads,
