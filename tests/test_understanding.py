@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cache
+from typing import TypeVar
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from tests import synth
 from tests.understand import commands, intents, lines, replay
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
+T = TypeVar("T")
 VOICES = [
     ("en-us", 150),
     ("en-gb-x-rp", 180),
@@ -55,6 +57,13 @@ FLITE_LOUD_WRONG_ACTIONS = 3
 #: Commands with no wake word before them (continuous listening, the ``understand``
 #: command on a recording of one command), clean: the floor (measured 0.839).
 COLD_FLOOR = 0.75
+#: CI hears two of every five sentences (indices 0 and 2 mod 5: five is prime to the six
+#: eSpeak and four flite voices, so every voice still speaks); ``pytest -m slow`` hears
+#: them all. The floors hold on both: measured on each (README "Understanding").
+SHARES = [
+    pytest.param((0, 2), id="ci-share"),
+    pytest.param((0, 1, 2, 3, 4), id="all", marks=pytest.mark.slow),
+]
 NOT_YET = (
     "issue 3 target not met yet: pocketsphinx en-us on eSpeak voices measured 0.871 clean, "
     "0.597 at 10 dB white noise"
@@ -89,11 +98,16 @@ def _scene(text: str, index: int, snr_db: float | None, wake: bool = False) -> s
     return audio
 
 
+def _share(rows: list[T], keep: tuple[int, ...]) -> list[tuple[int, T]]:
+    """``rows`` with their own indices (voices rotate by index), those kept mod 5."""
+    return [(index, row) for index, row in enumerate(rows) if index % 5 in keep]
+
+
 @cache
-def _accuracy(snr_db: float | None) -> tuple[float, list[str]]:
-    rows = commands()
+def _accuracy(snr_db: float | None, keep: tuple[int, ...]) -> tuple[float, list[str]]:
+    rows = _share(commands(), keep)
     wrong = []
-    for index, (text, intent, slots) in enumerate(rows):
+    for index, (text, intent, slots) in rows:
         scene = _scene(text, index, snr_db, wake=True)
         found = intents(_understand(scene, continuous=False))
         ok = (
@@ -118,12 +132,14 @@ def _flite_scene(text: str, index: int, snr_db: float | None = None) -> synth.Fl
     return audio
 
 
-def test_commands_heard_with_no_wake_word_before_them() -> None:
+@pytest.mark.parametrize("keep", SHARES)
+def test_commands_heard_with_no_wake_word_before_them(keep: tuple[int, ...]) -> None:
     """Each command alone in a recording, as ``understand`` hears a file: no speech before
     it to start the cepstral mean from. Measured 52 of 62 right; 38 before an utterance
     the streaming search did not trust was searched again from its own mean."""
+    rows = _share(commands(), keep)
     wrong = []
-    for index, (text, intent, slots) in enumerate(commands()):
+    for index, (text, intent, slots) in rows:
         found = intents(_understand(_scene(text, index, None)))
         if not (
             found
@@ -131,14 +147,15 @@ def test_commands_heard_with_no_wake_word_before_them() -> None:
             and all(found[0].slots.get(k) == v for k, v in slots.items())
         ):
             wrong.append(f"{text!r} -> {[(f.intent, f.slots, f.text) for f in found]}")
-    assert 1 - len(wrong) / len(commands()) >= COLD_FLOOR, wrong
+    assert 1 - len(wrong) / len(rows) >= COLD_FLOOR, wrong
 
 
 @pytest.mark.usefixtures("need_flite")
-def test_intent_accuracy_clean_with_a_second_synthesiser() -> None:
-    rows = commands()
+@pytest.mark.parametrize("keep", SHARES)
+def test_intent_accuracy_clean_with_a_second_synthesiser(keep: tuple[int, ...]) -> None:
+    rows = _share(commands(), keep)
     wrong = []
-    for index, (text, intent, slots) in enumerate(rows):
+    for index, (text, intent, slots) in rows:
         found = intents(_understand(_flite_scene(text, index), continuous=False))
         if not (
             found
@@ -151,29 +168,36 @@ def test_intent_accuracy_clean_with_a_second_synthesiser() -> None:
 
 @pytest.mark.usefixtures("need_flite")
 @pytest.mark.parametrize("snr_db", [None, 10.0], ids=["clean", "10-db"])
-def test_out_of_domain_in_a_second_synthesiser_switches_nothing(snr_db: float | None) -> None:
+@pytest.mark.parametrize("keep", SHARES)
+def test_out_of_domain_in_a_second_synthesiser_switches_nothing(
+    snr_db: float | None, keep: tuple[int, ...]
+) -> None:
     """At 10 dB the quiet flite voice (kal16) is 8 dB below the eSpeak wake word: the room
     is judged quiet from the wake word and proves loud over the command, which is then
     heard again denoised (before that, 4 of 40 became device actions)."""
+    rows = _share(lines("out_of_domain.txt"), keep)
     rejected = 0
     actions = []
-    for index, text in enumerate(lines("out_of_domain.txt")):
+    for index, text in rows:
         events = _understand(_flite_scene(text, index, snr_db), continuous=False)
         rejected += all(not e.in_grammar for e in events if isinstance(e, Transcript))
         actions += [(text, e.intent) for e in intents(events) if e.intent in DEVICE_ACTION_INTENTS]
     assert actions == []
     if snr_db is None:
-        assert rejected / len(lines("out_of_domain.txt")) >= FLITE_REJECTION_FLOOR
+        assert rejected / len(rows) >= FLITE_REJECTION_FLOOR
 
 
 @pytest.mark.usefixtures("need_flite")
-def test_commands_in_a_loud_room_in_a_second_synthesiser_rarely_do_the_wrong_thing() -> None:
+@pytest.mark.parametrize("keep", SHARES)
+def test_commands_in_a_loud_room_in_a_second_synthesiser_rarely_do_the_wrong_thing(
+    keep: tuple[int, ...],
+) -> None:
     """At 10 dB white noise the flite voices are mostly misheard (15 of 62 right): 11 of
     the 62 became a wrong device action before a device action had to come out the same
     heard raw and denoised (tests/test_second_hearing.py). That device actions still get
     through in a loud room is checked on the eSpeak set at 10 dB."""
     wrong = []
-    for index, (text, intent, slots) in enumerate(commands()):
+    for index, (text, intent, slots) in _share(commands(), keep):
         found = intents(_understand(_flite_scene(text, index, 10.0), continuous=False))
         for event in found:
             if event.intent not in DEVICE_ACTION_INTENTS:
@@ -204,25 +228,29 @@ def test_the_command_set() -> None:
     assert len(lines("out_of_domain.txt")) >= 40
 
 
-def test_intent_accuracy_clean_does_not_regress() -> None:
-    accuracy, wrong = _accuracy(None)
+@pytest.mark.parametrize("keep", SHARES)
+def test_intent_accuracy_clean_does_not_regress(keep: tuple[int, ...]) -> None:
+    accuracy, wrong = _accuracy(None, keep)
     assert accuracy >= CLEAN_FLOOR, wrong
 
 
-def test_intent_accuracy_at_10_db_does_not_regress() -> None:
-    accuracy, wrong = _accuracy(10.0)
+@pytest.mark.parametrize("keep", SHARES)
+def test_intent_accuracy_at_10_db_does_not_regress(keep: tuple[int, ...]) -> None:
+    accuracy, wrong = _accuracy(10.0, keep)
     assert accuracy >= NOISY_FLOOR, wrong
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(reason=NOT_YET, strict=False)
 def test_intent_accuracy_clean_target() -> None:
-    accuracy, wrong = _accuracy(None)
+    accuracy, wrong = _accuracy(None, (0, 1, 2, 3, 4))
     assert accuracy >= CLEAN_ACCURACY, wrong
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(reason=NOT_YET, strict=False)
 def test_intent_accuracy_at_10_db_target() -> None:
-    accuracy, wrong = _accuracy(10.0)
+    accuracy, wrong = _accuracy(10.0, (0, 1, 2, 3, 4))
     assert accuracy >= NOISY_ACCURACY, wrong
 
 
@@ -231,20 +259,24 @@ def test_intent_accuracy_at_10_db_target() -> None:
     [(False, None), (True, None), (True, 10.0)],
     ids=["continuous", "after-the-wake-word", "after-the-wake-word-at-10-db"],
 )
-def test_out_of_domain_is_rejected_and_switches_nothing(wake: bool, snr_db: float | None) -> None:
+@pytest.mark.parametrize("keep", SHARES)
+def test_out_of_domain_is_rejected_and_switches_nothing(
+    wake: bool, snr_db: float | None, keep: tuple[int, ...]
+) -> None:
     """Heard after the wake word the recognizer starts from the wake word's cepstral
     mean and out-of-domain speech fits the grammar better than when heard cold: the
     word-level score keeps it out (before it, 4 of 40 were accepted, one as a device
     action)."""
+    rows = _share(lines("out_of_domain.txt"), keep)
     rejected = 0
     actions = []
-    for index, text in enumerate(lines("out_of_domain.txt")):
+    for index, text in rows:
         events = _understand(_scene(text, index, snr_db, wake), continuous=not wake)
         transcripts = [e for e in events if isinstance(e, Transcript)]
         rejected += all(not t.in_grammar for t in transcripts)
         actions += [(text, e.intent) for e in intents(events) if e.intent in DEVICE_ACTION_INTENTS]
     assert actions == []
-    assert rejected / len(lines("out_of_domain.txt")) >= REJECTION
+    assert rejected / len(rows) >= REJECTION
 
 
 def test_noise_alone_gives_nothing() -> None:
