@@ -12,6 +12,7 @@ import pytest
 
 from satellite.actions import Action, AnswerDue, HaIntentRequested, ListenAgain, ReplyRequested
 from satellite.app import SatelliteApp
+from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
 from satellite.config import Config, validate
 from satellite.events import Event, ListeningTimeout, StateChanged, UtteranceEnded, WakeDetected
@@ -91,6 +92,41 @@ def test_a_doubtful_call_for_help_is_confirmed_before_anyone_is_called() -> None
     alerts = [e for e in second if isinstance(e, HelpRequested)]
     assert len(alerts) == 1 and alerts[0].text == "get the nurse"
     assert _replies(second) == [REPLIES["help"]]
+
+
+def test_a_question_about_help_met_with_silence_still_alerts_unconfirmed() -> None:
+    """Someone who called faintly in a noisy room may not be able to answer: silence
+    until the window ends sends the call on, marked unconfirmed, once."""
+    dialogue = Dialogue()
+    dialogue.handle(HELP, "u1", 1.0, doubtful=True)
+    assert dialogue.tick(1.0 + ANSWER_WINDOW_SECONDS - 0.1) == []
+    late = dialogue.tick(1.0 + ANSWER_WINDOW_SECONDS + 0.1)
+    alerts = [e for e in late if isinstance(e, HelpRequested)]
+    assert [(a.severity, a.utterance_id, a.text) for a in alerts] == [
+        ("unconfirmed", "u1", "fetch help")
+    ]
+    assert _replies(late) == [REPLIES["help_unanswered"]]
+    assert dialogue.tick(1.0 + 3 * ANSWER_WINDOW_SECONDS) == [] and not dialogue.asking
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [IntentResult(None), STATE, IntentResult("Stop", text="stop")],
+    ids=["not-understood", "another-command", "stop"],
+)
+def test_any_answer_to_the_help_question_means_no_unconfirmed_alert(
+    answer: IntentResult,
+) -> None:
+    dialogue = Dialogue()
+    dialogue.handle(HELP, "u1", 1.0, doubtful=True)
+    dialogue.handle(answer, "u2", 5.0, doubtful=answer.intent is not None)
+    assert dialogue.tick(1.0 + 2 * ANSWER_WINDOW_SECONDS) == []
+
+
+def test_an_unanswered_doubtful_command_is_only_dropped() -> None:
+    dialogue = Dialogue()
+    dialogue.handle(LIGHT_ON, "u1", 1.0, doubtful=True)
+    assert dialogue.tick(1.0 + 2 * ANSWER_WINDOW_SECONDS) == [] and not dialogue.asking
 
 
 def test_a_sure_call_for_help_goes_out_at_once_even_while_asking() -> None:
@@ -234,3 +270,46 @@ def test_what_is_doubtful() -> None:
     assert not trust.doubtful(IntentResult(None), True, settings)
     off = validate({"stt": {"ask_again_when_loud": False, "doubt_below_confidence": 0}}).stt
     assert not trust.doubtful(unsure, True, off)
+
+
+def test_the_app_sends_an_unanswered_doubtful_call_for_help_on_unconfirmed() -> None:
+    """Through the app, in time: "i need help" heard doubtful is asked about; nobody
+    answers; when the answer window has passed the call goes out, marked unconfirmed."""
+    config = Config()
+    scene = synth.wake_scene("i need help", "en-us", 160, lead_seconds=0.8)
+    audio = np.concatenate([scene.audio, synth.silence(ANSWER_WINDOW_SECONDS + 2.0)])
+    audio = audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=3)
+    understanding = understanding_with(
+        Heard("i need help", config.stt.rejection_threshold + 1.0), config
+    )
+    pipeline = build_pipeline(config, understanding=understanding)
+    published, done = _Published(), list[Action]()
+    inbox: queue.Queue[Command] = queue.Queue()
+    app = SatelliteApp(
+        pipeline,
+        published,
+        inbox,
+        EspeakEngine(),
+        NullSink(),
+        lambda *_: None,
+        dialogue=Dialogue(),
+        on_action=done.append,
+    )
+    samples = synth.to_chunk(audio).to_int16()
+    step = 1600  # 0.1 s chunks, as a microphone gives them
+    chunks = (
+        AudioChunk.from_int16(samples[at : at + step], timestamp_seconds=at / synth.RATE)
+        for at in range(0, len(samples), step)
+    )
+    try:
+        app.run(chunks)
+    finally:
+        app.close()
+    helps = [e for e in published.events if isinstance(e, HelpRequested)]
+    assert [h.severity for h in helps] == ["unconfirmed"]
+    asked_at = next(a.timestamp_seconds for a in done if isinstance(a, ListenAgain))
+    assert helps[0].timestamp_seconds == pytest.approx(asked_at + ANSWER_WINDOW_SECONDS, abs=0.2)
+    assert [a.text for a in done if isinstance(a, ReplyRequested)] == [
+        REPLIES["confirm_help"],
+        REPLIES["help_unanswered"],
+    ]

@@ -12,6 +12,11 @@ say that again", or for a call for help "Do you need help?") and listens without
 word (a ``ListenAgain`` action). The same request heard again within
 ``ANSWER_WINDOW_SECONDS`` goes out at once, doubtful or not (a call for help repeated in
 any words is one); a different doubtful one is not understood (it asks only once).
+A call for help that was asked about and met with silence is not dropped: when the
+window ends with no utterance heard at all, a ``HelpRequested`` of severity
+``unconfirmed`` goes out (someone who called faintly in a noisy room may not be able to
+answer), so a caregiver can look in; any answer, even one not understood, means the
+person could speak, and the question lapses as before.
 Understanding publishes a doubtful hearing as not understood (Home Assistant acts on
 intent events), so a request confirmed by a second doubtful hearing gets its
 ``IntentRecognized`` from here.
@@ -42,7 +47,10 @@ REPLIES = {
     "volume": "Volume {volume} percent.",
     "say_again": "Sorry, say that again.",
     "confirm_help": "Do you need help? Say help again if you do.",
+    "help_unanswered": "I'm letting a caregiver know, to make sure you're all right.",
 }
+#: Severity of a call for help that was asked about and never answered.
+UNCONFIRMED = "unconfirmed"
 #: After asking once more, the answer counts for this long, s (the question is spoken
 #: first, then the person answers).
 ANSWER_WINDOW_SECONDS = 12.0
@@ -53,6 +61,7 @@ class _Asked:
     """What the dialogue asked about: the doubtful result, and until when an answer counts."""
 
     result: IntentResult
+    utterance_id: str
     until_seconds: float
 
 
@@ -106,7 +115,7 @@ class Dialogue:
         elif doubtful and asked is not None:
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if doubtful:
-            self._asked = _Asked(result, at_seconds + ANSWER_WINDOW_SECONDS)
+            self._asked = _Asked(result, utterance_id, at_seconds + ANSWER_WINDOW_SECONDS)
             question = REPLIES["confirm_help" if intent == "CallForHelp" else "say_again"]
             _LOGGER.info("Doubtful %s (%r): asking once more", intent, result.text)
             return [
@@ -135,8 +144,24 @@ class Dialogue:
         return self._say(utterance_id, text, at_seconds) if text.strip() else []
 
     def tick(self, at_seconds: float) -> list[Event | Action]:
-        """Speak the fallback for every HA intent whose answer is overdue."""
+        """Speak the fallback for every HA intent whose answer is overdue; a question
+        about help that met only silence goes out as an unconfirmed call for help."""
         events: list[Event | Action] = []
+        asked = self._asked
+        if asked is not None and at_seconds > asked.until_seconds:
+            self._asked = None
+            if asked.result.intent == "CallForHelp":
+                _LOGGER.warning("Nobody answered whether help is needed: alerting anyway")
+                alert = HelpRequested(
+                    timestamp_seconds=at_seconds,
+                    utterance_id=asked.utterance_id,
+                    text=asked.result.text,
+                    severity=UNCONFIRMED,
+                )
+                events += [
+                    alert,
+                    *self._say(asked.utterance_id, REPLIES["help_unanswered"], at_seconds),
+                ]
         for utterance_id, pending in list(self._pending.items()):
             if at_seconds >= pending.deadline_seconds:
                 del self._pending[utterance_id]
