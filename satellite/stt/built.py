@@ -7,10 +7,16 @@ grammar, so the grammar is written beside its FSG file under a name made from th
 inputs: the active intents, names and areas, the package versions of the templates and
 number words, the sources that turn them into a grammar, and the pronunciation
 dictionary. Read back, it is the grammar the build gives (its FSG's digest is checked).
+
+Every use touches the grammar's files, and after each new build only the
+``KEEP_GRAMMARS`` most recently used grammars stay (a home whose names change often
+would otherwise fill an SD card with old ones). A grammar pruned under another process
+only costs that process a build: a missing file reads as "not built".
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -26,6 +32,8 @@ from .fsg import Grammar
 _LOGGER = logging.getLogger(__name__)
 #: Packages whose data or code a grammar is built from.
 _PACKAGES = ("hassil", "home-assistant-intents", "unicode-rbnf")
+#: Grammars kept in the cache, the most recently used.
+KEEP_GRAMMARS = 16
 #: Sources that turn the templates into a grammar (this module's own included).
 _SOURCES = (grammar.__file__, fsg.__file__, lexicon.__file__, nlu_intents.__file__, __file__)
 
@@ -90,7 +98,45 @@ def load_built(cache_dir: Path, inputs: str) -> Grammar | None:
     if fsg_path.name != f"commands-{built.digest}.fsg":
         _LOGGER.warning("Grammar cache %s does not match its FSG: building it again", path)
         return None
+    touch(path)
+    touch(fsg_path)
     return built
+
+
+def touch(path: Path) -> None:
+    """Mark ``path`` as just used (pruning keeps the most recently used)."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def prune(cache_dir: Path, keep: int = KEEP_GRAMMARS) -> list[str]:
+    """Delete all but the ``keep`` most recently used grammars: their FSG files, the
+    pronunciations beside them and the notes that name them. Returns the names deleted."""
+
+    def used(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    grammars = sorted(cache_dir.glob("commands-*.fsg"), key=used, reverse=True)
+    kept = {path.name for path in grammars[:keep]}
+    gone = [p for g in grammars[keep:] for p in (g, g.with_suffix(".dict"))]
+    for note in cache_dir.glob("built-*.json"):
+        try:
+            named = str(json.loads(note.read_text(encoding="utf-8"))["fsg"])
+        except (OSError, ValueError, KeyError, TypeError):
+            named = ""
+        if named not in kept:
+            gone.append(note)
+    deleted = []
+    for path in gone:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            deleted.append(path.name)
+    if deleted:
+        _LOGGER.info("Grammar cache: %d old files deleted", len(deleted))
+    return deleted
 
 
 def save_built(cache_dir: Path, inputs: str, built: Grammar, fsg_path: Path) -> None:

@@ -9,7 +9,7 @@ from ..errors import SatelliteError
 from ..nlu.intents import IntentSet, load_intent_set
 from ..nlu.settings import NluSettings
 from .base import SpeechRecognizer
-from .built import inputs_digest, load_built, save_built
+from .built import inputs_digest, load_built, prune, save_built
 from .fsg import Grammar, cached_grammar
 from .grammar import build_grammar, tell_left_out
 from .lexicon import (
@@ -55,6 +55,7 @@ def compile_grammar(settings: SttSettings, intent_set: IntentSet) -> tuple[Gramm
                 intent_set, words.__contains__, lambda n: number_words(n, language)
             )
             save_built(cache_dir, inputs, grammar, cached_grammar(grammar, cache_dir))
+            prune(cache_dir)
         if len(_COMPILED) >= _COMPILED_KEPT:
             del _COMPILED[next(iter(_COMPILED))]
         _COMPILED[key] = grammar

@@ -10,8 +10,10 @@ intents take minutes and gigabytes to load.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -303,7 +305,10 @@ def cached_grammar(grammar: Grammar, cache_dir: Path) -> Path:
     """Write the FSG to the cache (named by its digest) unless it is there already."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / f"commands-{grammar.digest}.fsg"
-    if not path.is_file():
+    if path.is_file():
+        with contextlib.suppress(OSError):
+            os.utime(path)  # just used: pruning keeps it (see built.py)
+    else:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(grammar.fsg, encoding="utf-8")
         tmp.replace(path)
