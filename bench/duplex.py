@@ -6,7 +6,8 @@ talking over them, then the same replies with a person saying a stop word over e
 6 dB below the reply's echo, with white noise 30 dB below it. The stop-word check
 (satellite/stt/keywords.py) runs while each reply plays, on the echo-cancelled audio.
 Counted: replies the satellite stopped by itself, stop words heard, and how long after
-the end of the word each was heard; the cost per 10 ms frame while speaking.
+the end of the word each was heard; the cost per 10 ms frame while speaking (CPU time of
+the thread, so a shared core's waits are not counted).
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.duplex [--quick]
 
@@ -108,15 +109,15 @@ class RoomRun:
         speaking_frames = len(reply) // FRAME + int(0.3 * RATE) // FRAME  # + the tail
         for index in range(len(played) // FRAME):
             piece = slice(index * FRAME, (index + 1) * FRAME)
-            t0 = time.perf_counter_ns()
+            t0 = time.thread_time_ns()
             out = self.canceller.process(mic16[piece], far[piece])
-            t1 = time.perf_counter_ns()
+            t1 = time.thread_time_ns()
             when = self.clock + index * FRAME / RATE
             if index == speaking_frames:
                 self.spotter.stop()
             heard = self.spotter.process(_chunk(mic16[piece], when), _chunk(out, when))
             if self.spotter.active:
-                self.check_ns.append(time.perf_counter_ns() - t1)
+                self.check_ns.append(time.thread_time_ns() - t1)
                 self.cancel_ns.append(t1 - t0)
             if heard is not None and stopped is None:
                 stopped = (index + 1) * FRAME / RATE

@@ -152,6 +152,8 @@ class StopWordSpotter:
         #: Words the search spotted, and of them those the gate let through.
         self.spotted = 0
         self.passed = 0
+        #: The gate's measure at the last spotted word, dB.
+        self.last_excess_db = float("-inf")
 
     @property
     def active(self) -> bool:
@@ -196,6 +198,7 @@ class StopWordSpotter:
         self._decoder.start_utt()
         self.spotted += 1
         passed, excess = self.gate.passes()
+        self.last_excess_db = excess
         if not passed:
             return None
         self.passed += 1
