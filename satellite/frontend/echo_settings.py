@@ -72,7 +72,7 @@ class EchoSettings(Section):
         STOP_WORDS, _stop_words, "Words and phrases that stop a reply said over it"
     )
     stop_margin_db: float = option(
-        8.0,
+        9.0,
         check_number(0.0, 30.0, " dB"),
         "How much louder than the echo left of the reply a stop word must be, dB (0-30): "
         "lower hears quieter people and risks the satellite stopping itself",

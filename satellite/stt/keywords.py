@@ -9,12 +9,15 @@ before a word stops the reply:
    rest of the speech is its garbage model). Alone it fires on what is left of the
    satellite's own voice.
 2. The double-talk gate: someone other than the speaker was there. Over the last
-   ``WINDOW_FRAMES`` the cancelled audio must be ``margin_db`` louder, relative to the
-   microphone, than the canceller left of the echo in the seconds before
-   (``HISTORY_FRAMES``: its echo return loss enhancement, measured on what it heard).
+   ``WINDOW_FRAMES`` the cancelled audio must be ``margin_db`` louder than what the
+   canceller leaves of the echo: the microphone over the echo loss it reached in the
+   ``HISTORY_FRAMES`` before (measured on what it heard), plus the noise floor (where
+   nothing was played the canceller takes nothing out).
    The satellite's own voice, however much is left of it, keeps that ratio; a person,
    whom the canceller does not take out, raises it. Before the canceller has heard
    enough (``MIN_HISTORY_FRAMES``) nothing passes: a stop is missed rather than made up.
+   The search often spots a word before its end: the gate judges it again each frame
+   for ``PENDING_FRAMES``, as more of the word comes in.
 
 Measured on a simulated room (``python -m bench.duplex``, bench/results/duplex.json).
 """
@@ -46,6 +49,8 @@ KWS_THRESHOLD = 1e-50
 WINDOW_FRAMES = 50
 #: Frames before that window over which the canceller's echo loss is measured.
 HISTORY_FRAMES = 150
+#: Frames after a spotted word during which the gate may still let it through.
+PENDING_FRAMES = 20
 #: The noise floor: this percentile of the cancelled audio's power over the history.
 NOISE_PERCENTILE = 10
 #: History the gate needs before anything can pass.
@@ -149,6 +154,7 @@ class StopWordSpotter:
         self._decoder = _kws_decoder(model_dir, dictionary, phrases)
         self._active = False
         self._said = False
+        self._candidate, self._pending = "", 0  # the word spotted, frames left to judge it
         #: Words the search spotted, and of them those the gate let through.
         self.spotted = 0
         self.passed = 0
@@ -170,7 +176,7 @@ class StopWordSpotter:
 
     def stop(self) -> None:
         """The reply ended (or was stopped)."""
-        self._said = False
+        self._said, self._pending = False, 0
         if self._active:
             self._decoder.end_utt()
             self._active = False
@@ -192,20 +198,25 @@ class StopWordSpotter:
             return None
         self._decoder.process_raw(cancelled.samples, False, False)
         hyp = self._decoder.hyp()
-        if hyp is None:
+        if hyp is not None:
+            self._decoder.end_utt()  # the search goes on from here, for the next word
+            self._decoder.start_utt()
+            self.spotted += 1
+            self._candidate, self._pending = hyp.hypstr.strip(), PENDING_FRAMES
+        if self._pending <= 0:
             return None
-        self._decoder.end_utt()  # the search goes on from here, for the next word
-        self._decoder.start_utt()
-        self.spotted += 1
+        # a word spotted early (in its middle) has more of it still to come: the gate
+        # judges it again each frame for a while
+        self._pending -= 1
         passed, excess = self.gate.passes()
         self.last_excess_db = excess
         if not passed:
             return None
         self.passed += 1
-        self._said = True
+        self._said, self._pending = True, 0
         self._decoder.end_utt()  # heard: no more searching in this reply
         self._active = False
-        return StopHeard(hyp.hypstr.strip(), round(cancelled.end_seconds, 3), round(excess, 1))
+        return StopHeard(self._candidate, round(cancelled.end_seconds, 3), round(excess, 1))
 
     def reset(self) -> None:
         self.stop()
