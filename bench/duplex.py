@@ -50,6 +50,9 @@ REPLIES = (
     "until the evening.",
     "You have two reminders: take your tablets at six, and call your daughter after dinner.",
     "The front door is locked and the hall light is off.",
+    # its own stop words: heard over the reply as echo, they must not stop it
+    "I have cancelled the timer.",
+    "Say stop, or be quiet, whenever you want me to stop talking.",
 )
 SATELLITE_VOICE = corpus.Voice("espeak", "en-us", 160)
 #: People: every test voice but the satellite's own.

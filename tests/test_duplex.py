@@ -41,6 +41,7 @@ REPLIES = (
     "It is twenty past four in the afternoon.",
     "I have called the nurse, someone is coming to help you now.",
     "Your next appointment is on Tuesday at ten in the morning with doctor Smith.",
+    "Say stop, or cancel, whenever you want me to stop talking.",  # its own stop words
 )
 REPLY_LEVEL_DB = 20 * np.log10(3000.0)
 SAMPLE = Path("satellite") / "data" / "sample.wav"
@@ -127,7 +128,7 @@ class Speaking:
 def test_the_satellites_own_replies_never_stop_it(pipeline: Pipeline, replies: list[Float]) -> None:
     for number, room in enumerate((Room(20, 0.2, seed=1), Room(200, 0.6, seed=2))):
         speaking = Speaking(pipeline, room, seed=number)
-        for reply in replies + replies:  # the first ones while the canceller still learns
+        for reply in replies + replies[:2]:  # the first ones while the canceller learns
             assert speaking.reply(reply).stopped_at is None
 
 
