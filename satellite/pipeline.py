@@ -72,9 +72,12 @@ def cancel_echo(
     echo, spotter = stages.echo, stages.stop_words
     if echo is None:
         return frame
+    failures = supervisor.errors_by_stage.get(echo.name, 0)
     cancelled = supervisor.guard(echo, echo.process, frame, frame, events)
     if spotter is None:
         return cancelled
+    if supervisor.errors_by_stage.get(echo.name, 0) != failures:
+        spotter.reset()  # the canceller starts again: what the gate knew of it is gone
     playing = speaking and echo.cancelling
     nothing: StopHeard | None = None
     heard = lambda f: spotter.hear(frame, f, playing)  # noqa: E731

@@ -170,6 +170,27 @@ def test_a_stop_said_after_the_reply_is_not_taken_for_one(
     assert not [a for a in pipeline.take_actions() if isinstance(a, StopSaid)]
 
 
+def test_a_canceller_that_failed_starts_the_gate_again(
+    pipeline: Pipeline, replies: list[Float]
+) -> None:
+    """The supervisor resets a failed canceller: it has to learn the room again, so the
+    gate must not judge what it leaves by what it took out before."""
+    speaking = Speaking(pipeline, Room(60, 0.3, seed=5))
+    speaking.reply(replies[1])
+    spotter, echo = pipeline.stages.stop_words, pipeline.stages.echo
+    assert spotter is not None and echo is not None
+    assert spotter.gate.excess_db() is not None
+    echo.canceller.close()  # a real fault: the next frame raises, the stage is reset
+    at = speaking.position
+    echo.reference.push(np.full(FRAME, 1000, np.int16), at)  # something plays
+    pipeline.process(AudioChunk(RATE, 2, 1, bytes(2 * FRAME), at / RATE))
+    assert pipeline.errors_by_stage["echo"] == 1
+    assert spotter.gate.excess_db() is None  # nothing passes until it has learnt again
+    speaking.position += FRAME
+    speaking.reply(replies[0])
+    assert echo.frames_cancelled > 0 and pipeline.errors_by_stage["echo"] == 1
+
+
 def test_with_echo_off_nothing_listens_while_speaking() -> None:
     assert build_pipeline(Config()).stages.stop_words is None
     off = validate({"frontend": {"echo": {"enabled": True, "hear_while_speaking": False}}})
