@@ -71,3 +71,11 @@ class BargeIn(Action):
     """The wake word was heard while the satellite was speaking: stop speech, listen."""
 
     wake_word: str
+
+
+@dataclass(frozen=True)
+class StopSaid(Action):
+    """A stop word was heard over the satellite's own voice: stop speaking, as the
+    ``stop`` control does (no wake word: nothing is listened for after it)."""
+
+    word: str

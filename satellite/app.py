@@ -35,6 +35,7 @@ from .actions import (
     ListenAgain,
     PlaybackControl,
     ReplyRequested,
+    StopSaid,
 )
 from .app_commands import CommandHandling
 from .app_contract import EventSink, FrameProcessor, SpeakJob
@@ -205,6 +206,8 @@ class SatelliteApp(CommandHandling):
             self._listen_after_reply = True
         elif isinstance(item, BargeIn):
             self.voice.stop()
+        elif isinstance(item, StopSaid):  # as the stop control
+            self._stop_speaking()
         elif isinstance(item, ReplyRequested):
             self._acknowledge.answered(item.utterance_id)
             if self.pipeline.hearing:

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from enum import StrEnum
 
-from .actions import Action, BargeIn
+from .actions import Action, BargeIn, StopSaid
 from .audio.chunk import AudioChunk
 from .audio.framer import Framer
 from .config import Config
@@ -22,6 +22,7 @@ from .frontend.recorder import Phase
 from .prosody.monitor import ProsodyMonitor
 from .stages import Stages, build_stages
 from .stt.hearing import MicHistory
+from .stt.keywords import StopHeard
 from .supervisor import Supervisor
 from .understanding import Understanding
 
@@ -55,6 +56,36 @@ def understand_more(
     work = understanding.catch_up if at_once else understanding.advance
     nothing: list[Event] = []
     return supervisor.guard(understanding, lambda f: work(f, recorder), frame, nothing, events)
+
+
+def cancel_echo(
+    supervisor: Supervisor,
+    stages: Stages,
+    frame: AudioChunk,
+    events: list[Event],
+    speaking: bool,
+    actions: list[Action],
+) -> AudioChunk:
+    """The microphone with the speaker's echo taken out (first in the loop: the canceller
+    needs it as it was heard); while ``speaking``, a stop word heard in what is left
+    (``frontend.echo.hear_while_speaking``) adds a ``StopSaid`` to ``actions``."""
+    echo, spotter = stages.echo, stages.stop_words
+    if echo is None:
+        return frame
+    failures = supervisor.errors_by_stage.get(echo.name, 0)
+    cancelled = supervisor.guard(echo, echo.process, frame, frame, events)
+    if spotter is None:
+        return cancelled
+    if supervisor.errors_by_stage.get(echo.name, 0) != failures:
+        spotter.reset()  # the canceller starts again: what the gate knew of it is gone
+    playing = speaking and echo.cancelling
+    nothing: StopHeard | None = None
+    heard = lambda f: spotter.hear(frame, f, playing)  # noqa: E731
+    said = supervisor.guard(spotter, heard, cancelled, nothing, events)
+    if said is not None:
+        _LOGGER.info("Heard %r over the reply (%.1f dB over its echo)", said.word, said.margin_db)
+        actions.append(StopSaid(said.timestamp_seconds, word=said.word))
+    return cancelled
 
 
 def wake_event(hit: WakeHit) -> WakeDetected:
@@ -130,8 +161,8 @@ class Pipeline:
 
         While it speaks, the microphone hears the satellite's own voice: the VAD and the
         recorder ignore those frames and only the wake word runs. A wake word then gives
-        a ``BargeIn`` action (stop the player on it; see ``take_actions``), clears the
-        flag and starts listening as usual.
+        a ``BargeIn`` action (stop the player on it; see ``take_actions``), clears the flag
+        and starts listening; a stop word heard over it (echo on) a ``StopSaid``.
         """
         self._speaking = speaking
 
@@ -219,8 +250,7 @@ class Pipeline:
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
         self._last_frame = frame
-        if s.echo is not None:  # first: the canceller needs the microphone as it was
-            frame = self._supervisor.guard(s.echo, s.echo.process, frame, frame, events)
+        frame = cancel_echo(self._supervisor, s, frame, events, self._speaking, self._actions)
         clean = self._supervisor.guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
             self._mic.add(frame, clean)  # what the recognizer hears (before the gain)

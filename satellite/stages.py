@@ -14,6 +14,7 @@ from .frontend.recorder import UtteranceRecorder
 from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
 from .prosody.monitor import ProsodyMonitor
+from .stt.keywords import StopWordSpotter
 from .understanding import Understanding
 
 
@@ -34,6 +35,9 @@ class Stages:
     echo: EchoStage | None = None
     #: What the wake word hears the microphone through (None: the denoised audio).
     wake_ears: FrameFilter | None = None
+    #: Stop words said over a reply, heard in the echo-cancelled audio while the
+    #: satellite speaks (frontend.echo.hear_while_speaking; only with ``echo``).
+    stop_words: StopWordSpotter | None = None
 
 
 def build_stages(
@@ -70,6 +74,7 @@ def build_stages(
         ProsodyMonitor(config.prosody) if config.prosody.enabled and understanding is None else None
     )
     echo = None
+    stop_words = None
     if fe.echo.enabled:
         latency_ms = fe.echo.latency_ms
         echo = EchoStage(
@@ -79,6 +84,10 @@ def build_stages(
             )
             / 1000,
         )
+        if fe.echo.hear_while_speaking:
+            stop_words = StopWordSpotter(
+                fe.echo.stop_words, fe.echo.stop_margin_db, config.satellite.language
+            )
     return Stages(
         echo=echo,
         noise=noise,
@@ -96,4 +105,5 @@ def build_stages(
         understanding=understanding,
         prosody=prosody,
         wake_ears=wake_ears,
+        stop_words=stop_words,
     )

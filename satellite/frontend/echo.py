@@ -119,12 +119,15 @@ class EchoStage:
         #: From handing audio to the sound card to hearing it: the device queue, s.
         self.latency_seconds = latency_seconds
         self.frames_cancelled = 0
+        #: Whether the last frame had the speaker's echo taken out (something played).
+        self.cancelling = False
 
     def process(self, frame: AudioChunk) -> AudioChunk:
         self.clock.heard(frame.end_seconds)
         position = round(frame.timestamp_seconds * PIPELINE_RATE_HZ)
         last = self.reference.last_played
-        if last < 0 or last < position - TAIL_SECONDS * PIPELINE_RATE_HZ:
+        self.cancelling = not (last < 0 or last < position - TAIL_SECONDS * PIPELINE_RATE_HZ)
+        if not self.cancelling:
             return frame  # nothing played lately: no echo to take out
         count = frame.num_frames
         mic = np.frombuffer(frame.samples, dtype="<i2")

@@ -3,16 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import voluptuous as vol
 
 from ..config_base import (
     Section,
     check_boolean,
     check_choice,
     check_integer,
+    check_number,
     check_optional,
     option,
 )
 from .echo_engines import ECHO_ENGINES
+
+#: Words that stop a reply said over it: the care intents' Stop sentences
+#: (satellite/nlu/care_en.yaml) and Home Assistant's HassNevermind, plus "cancel".
+STOP_WORDS = ("stop", "cancel", "be quiet", "silence", "shut up", "never mind")
+
+
+def _stop_words(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not value:
+        raise vol.Invalid(
+            f"expected a non-empty list of words, got {value!r}. Fix: list words such as "
+            "stop, cancel"
+        )
+    words = []
+    for item in value:
+        if not isinstance(item, str) or not item.strip():
+            raise vol.Invalid(f"expected a word, got {item!r}. Fix: write each word as text")
+        words.append(" ".join(item.lower().split()))
+    return tuple(words)
 
 
 @dataclass(frozen=True)
@@ -37,4 +61,19 @@ class EchoSettings(Section):
         None,
         check_optional(check_integer(0, 1000, " ms")),
         "From handing audio to the sound card to hearing it, ms (null: player.device_queue_ms)",
+    )
+    hear_while_speaking: bool = option(
+        True,
+        check_boolean,
+        "With echo cancellation on: a stop word said over a reply stops it, no wake word "
+        "needed (a keyword search on the echo-cancelled audio while the satellite speaks)",
+    )
+    stop_words: tuple[str, ...] = option(
+        STOP_WORDS, _stop_words, "Words and phrases that stop a reply said over it"
+    )
+    stop_margin_db: float = option(
+        9.0,
+        check_number(0.0, 30.0, " dB"),
+        "How much louder than the echo left of the reply a stop word must be, dB (0-30): "
+        "lower hears quieter people and risks the satellite stopping itself",
     )

@@ -1,0 +1,242 @@
+"""Stop words heard over the satellite's own voice: the check that runs while it speaks.
+
+While a reply plays, the echo canceller (``frontend.echo``) takes most of the
+satellite's voice out of the microphone, never all of it. Two tests must both pass
+before a word stops the reply:
+
+1. PocketSphinx's keyphrase search (``kws``), limited to the stop words, spots one of
+   them in the echo-cancelled audio (it scores each against a free phone loop, so the
+   rest of the speech is its garbage model). Alone it fires on what is left of the
+   satellite's own voice.
+2. The double-talk gate: someone other than the speaker was there. Over the last
+   ``WINDOW_FRAMES`` the cancelled audio must be ``margin_db`` louder than what the
+   canceller leaves of the echo: the microphone over the echo loss it reached in the
+   ``HISTORY_FRAMES`` before (measured on what it heard), plus the noise floor (where
+   nothing was played the canceller takes nothing out).
+   The satellite's own voice, however much is left of it, keeps that ratio; a person,
+   whom the canceller does not take out, raises it. Before the canceller has heard
+   enough (``MIN_HISTORY_FRAMES``) nothing passes: a stop is missed rather than made up.
+   The search often spots a word before its end: the gate judges it again each frame
+   for ``PENDING_FRAMES``, as more of the word comes in.
+
+Measured on a simulated room (``python -m bench.duplex``, bench/results/duplex.json).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..audio.chunk import AudioChunk
+from ..errors import MissingDependencyError, SatelliteError
+from .lexicon import (
+    default_dictionary,
+    dictionary_words,
+    grammar_dictionary,
+    pocketsphinx_model_dir,
+)
+
+#: The keyphrase search's threshold (a likelihood against the phone loop): lower hears
+#: more of the person and more of the satellite's own voice (bench/duplex.py).
+KWS_THRESHOLD = 1e-50
+#: Frames (10 ms) the double-talk gate looks back over at a spotted word.
+WINDOW_FRAMES = 50
+#: Frames before that window over which the canceller's echo loss is measured.
+HISTORY_FRAMES = 150
+#: Frames after a spotted word during which the gate may still let it through.
+PENDING_FRAMES = 20
+#: The noise floor: this percentile of the cancelled audio's power over the history.
+NOISE_PERCENTILE = 10
+#: History the gate needs before anything can pass.
+MIN_HISTORY_FRAMES = 10
+
+
+@dataclass(frozen=True, slots=True)
+class StopHeard:
+    """A stop word heard over the reply, ending at ``timestamp_seconds``."""
+
+    word: str
+    timestamp_seconds: float
+    #: How much louder the cancelled audio was than the echo left of the reply, dB.
+    margin_db: float
+
+
+class DoubleTalkGate:
+    """Whether the cancelled audio holds more than the echo the canceller leaves."""
+
+    def __init__(self, margin_db: float) -> None:
+        self.margin_db = margin_db
+        length = WINDOW_FRAMES + HISTORY_FRAMES
+        self._mic: deque[float] = deque(maxlen=length)
+        self._out: deque[float] = deque(maxlen=length)
+
+    def add(self, mic: bytes, cancelled: bytes) -> None:
+        """One 10 ms frame: the microphone and the canceller's output."""
+        self._mic.append(_power(mic))
+        self._out.append(_power(cancelled))
+
+    def excess_db(self) -> float | None:
+        """Over the last window: the cancelled audio's power against what the canceller
+        would leave of the microphone's echo (the microphone over the echo loss measured
+        in the history before it, plus the noise floor), dB (None: too little history)."""
+        history = len(self._mic) - WINDOW_FRAMES
+        if history < MIN_HISTORY_FRAMES:
+            return None
+        mic, out = np.asarray(self._mic), np.asarray(self._out)
+        loss = mic[:history].sum() / out[:history].sum()
+        # where the canceller had nothing to take out (silence, noise) it leaves all
+        floor = float(np.percentile(out[:history], NOISE_PERCENTILE))
+        expected = mic[history:] / loss + floor
+        return float(10 * np.log10(out[history:].sum() / expected.sum()))
+
+    def passes(self) -> tuple[bool, float]:
+        """Whether someone else spoke over the last window, and the excess (dB)."""
+        excess = self.excess_db()
+        if excess is None:
+            return False, float("-inf")
+        return excess >= self.margin_db, excess
+
+    def reset(self) -> None:
+        self._mic.clear()
+        self._out.clear()
+
+
+def _power(samples: bytes) -> float:
+    x = np.frombuffer(samples, dtype="<i2").astype(np.float64)
+    return float(np.mean(x * x)) + 1.0
+
+
+class StopWordSpotter:
+    """The stop words, spotted in the echo-cancelled audio while the satellite speaks.
+
+    Call ``start`` when a reply begins, ``process`` with each 10 ms frame (the
+    microphone as heard and as cancelled) until it gives a ``StopHeard``, ``stop``
+    when the reply ends.
+    """
+
+    name = "stop_words"
+
+    def __init__(
+        self,
+        words: tuple[str, ...],
+        margin_db: float,
+        language: str = "en",
+        threshold: float = KWS_THRESHOLD,
+    ) -> None:
+        if not words:
+            raise SatelliteError(
+                "frontend.echo.stop_words is empty. Fix: list the words that stop a reply"
+            )
+        self.words = words
+        self.gate = DoubleTalkGate(margin_db)
+        model_dir = pocketsphinx_model_dir(language)
+        source = default_dictionary(language)
+        known = dictionary_words(source)
+        unknown = [w for phrase in words for w in phrase.split() if w not in known]
+        if unknown:
+            raise SatelliteError(
+                f"frontend.echo.stop_words: {', '.join(unknown)} not in the pronunciation "
+                "dictionary. Fix: use words of the language's dictionary (e.g. stop, cancel)"
+            )
+        self._folder = tempfile.TemporaryDirectory(prefix="pocket-stop-words-")
+        folder = Path(self._folder.name)
+        dictionary = grammar_dictionary(
+            {w for phrase in words for w in phrase.split()}, source, folder / "words.dict"
+        )
+        phrases = folder / "stop.kws"
+        phrases.write_text("".join(f"{p} /{threshold:g}/\n" for p in words), encoding="utf-8")
+        self._decoder = _kws_decoder(model_dir, dictionary, phrases)
+        self._active = False
+        self._said = False
+        self._candidate, self._pending = "", 0  # the word spotted, frames left to judge it
+        #: Words the search spotted, and of them those the gate let through.
+        self.spotted = 0
+        self.passed = 0
+        #: The gate's measure at the last spotted word, dB.
+        self.last_excess_db = float("-inf")
+
+    @property
+    def active(self) -> bool:
+        """True between ``start`` and ``stop``."""
+        return self._active
+
+    def start(self) -> None:
+        """A reply begins: listen for the stop words (the gate keeps its history: the
+        canceller keeps what it learnt)."""
+        if self._active:
+            return
+        self._decoder.start_utt()
+        self._active = True
+
+    def stop(self) -> None:
+        """The reply ended (or was stopped)."""
+        self._said, self._pending = False, 0
+        if self._active:
+            self._decoder.end_utt()
+            self._active = False
+
+    def hear(self, mic: AudioChunk, cancelled: AudioChunk, playing: bool) -> StopHeard | None:
+        """``process``, searching only while something ``playing`` (started and stopped
+        with it); one stop word per reply."""
+        if not playing:
+            self.stop()
+        elif not self._said:
+            self.start()
+        return self.process(mic, cancelled)
+
+    def process(self, mic: AudioChunk, cancelled: AudioChunk) -> StopHeard | None:
+        """One 10 ms frame: a ``StopHeard`` when a stop word ends in it and passes the
+        double-talk gate."""
+        self.gate.add(mic.samples, cancelled.samples)
+        if not self._active:
+            return None
+        self._decoder.process_raw(cancelled.samples, False, False)
+        hyp = self._decoder.hyp()
+        if hyp is not None:
+            self._decoder.end_utt()  # the search goes on from here, for the next word
+            self._decoder.start_utt()
+            self.spotted += 1
+            self._candidate, self._pending = hyp.hypstr.strip(), PENDING_FRAMES
+        if self._pending <= 0:
+            return None
+        # a word spotted early (in its middle) has more of it still to come: the gate
+        # judges it again each frame for a while
+        self._pending -= 1
+        passed, excess = self.gate.passes()
+        self.last_excess_db = excess
+        if not passed:
+            return None
+        self.passed += 1
+        self._said, self._pending = True, 0
+        self._decoder.end_utt()  # heard: no more searching in this reply
+        self._active = False
+        return StopHeard(self._candidate, round(cancelled.end_seconds, 3), round(excess, 1))
+
+    def reset(self) -> None:
+        self.stop()
+        self.gate.reset()
+
+    def close(self) -> None:
+        self.stop()
+        self._folder.cleanup()
+
+
+def _kws_decoder(model_dir: Path, dictionary: Path, phrases: Path) -> Any:
+    try:
+        from pocketsphinx import Config, Decoder  # noqa: PLC0415
+    except ImportError as err:
+        raise MissingDependencyError("pocketsphinx", None, "Hearing stop words") from err
+    config = Config(
+        hmm=os.fspath(model_dir / "en-us"),
+        dict=os.fspath(dictionary),
+        kws=os.fspath(phrases),
+        lm=None,
+        loglevel="FATAL",
+    )
+    return Decoder(config)
