@@ -24,6 +24,7 @@ from .tts.base import TtsEngine
 from .tts.feedback import load_feedback_sounds
 from .understanding import build_understanding
 from .understanding.dialogue import Dialogue
+from .understanding.saved_slots import SavedSlots, starting_config
 from .understanding.slot_grammar import SlotGrammar
 
 
@@ -37,7 +38,9 @@ def assemble(
     on_action: Callable[[Action], None] | None = None,
 ) -> SatelliteApp:
     """The whole satellite for ``config``, speaking on ``sink`` (closed by the app)."""
-    understanding = build_understanding(config)
+    saved = SavedSlots.for_config(config)
+    starting, lists = starting_config(config, saved)
+    understanding = build_understanding(starting)
     pipeline = build_pipeline(config, understanding=understanding)
     echo = pipeline.stages.echo
     if echo is not None:  # what goes to the sound card is the echo canceller's reference
@@ -49,7 +52,7 @@ def assemble(
         engine,
         sink,
         publish,
-        SlotGrammar(config, understanding),
+        SlotGrammar(config, understanding, saved, lists),
         config.player,
         load_feedback_sounds(config.tts.feedback),
         Dialogue(config.nlu.ha_timeout_seconds),

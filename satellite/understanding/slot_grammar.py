@@ -35,6 +35,7 @@ from ..stt.base import SpeechRecognizer
 from ..stt.factory import make_recognizer
 from ..stt.fsg import Grammar
 from .core import Understanding
+from .saved_slots import SavedSlots
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -83,11 +84,21 @@ class SlotGrammar:
     for it, and only the newest lists are built and swapped in.
     """
 
-    def __init__(self, config: Config, understanding: Understanding) -> None:
+    def __init__(
+        self,
+        config: Config,
+        understanding: Understanding,
+        saved: SavedSlots | None = None,
+        lists: SlotLists | None = None,
+    ) -> None:
+        """``lists``: what ``understanding`` was built from, when not the configured
+        lists; ``saved``: where HA's lists are kept once swapped in (saved_slots.py)."""
         self.config = config
         self.understanding = understanding
         #: The lists the grammar in use was built from.
-        self.lists: SlotLists = (config.nlu.entities, tuple(config.nlu.areas))
+        self.lists: SlotLists = lists or (config.nlu.entities, tuple(config.nlu.areas))
+        self._saved = saved
+        self._sent: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         #: Grammars swapped in, builds that failed.
         self.swaps = 0
         self.failures = 0
@@ -110,6 +121,7 @@ class SlotGrammar:
     def update(self, names: tuple[str, ...], areas: tuple[str, ...]) -> None:
         """HA exposes these names and areas: build for them unless they are in use."""
         self._wanted = merge_slots(self.config.nlu.entities, names, areas)
+        self._sent = (tuple(names), tuple(areas))
         self._failed = None  # lists sent again get another try
         self.poll()
 
@@ -131,6 +143,8 @@ class SlotGrammar:
                 self.built = ready.built
                 self.swaps += 1
                 swapped = True
+                if self._saved is not None:  # the next start begins with them
+                    self._saved.save(*self._sent)
                 if self._executor is not None:  # after the old decoders are gone
                     self._giving_back = self._executor.submit(give_back_memory)
                 _LOGGER.info(
