@@ -814,6 +814,34 @@ def what_if_slots(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     return {"swaps": grammar.swaps}
 
 
+def what_if_slots_saved(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
+    """The same lists at a later start: HA's names were kept when last swapped in, the
+    start builds for them, and the retained message builds nothing beside them."""
+    import tempfile  # noqa: PLC0415
+
+    from satellite.understanding import build_understanding  # noqa: PLC0415
+    from satellite.understanding.saved_slots import (  # noqa: PLC0415
+        SavedSlots,
+        starting_config,
+    )
+    from satellite.understanding.slot_grammar import SlotGrammar  # noqa: PLC0415
+
+    config = _config(args.config)
+    with tempfile.TemporaryDirectory() as folder:
+        saved = SavedSlots(Path(folder) / "ha-slots.json")
+        saved.save(SLOT_NAMES, SLOT_AREAS)
+        starting, lists = starting_config(config, saved)
+        heard = build_understanding(starting)
+        grammar = SlotGrammar(config, heard, saved, lists)
+        marks.mark("understanding built for the saved lists")
+        reset_peak()
+        grammar.update(SLOT_NAMES, SLOT_AREAS)
+        marks.mark("HA's retained lists: the same, nothing built")
+        pending = grammar.pending
+        grammar.close()
+    return {"swaps": grammar.swaps, "built_again": pending}
+
+
 def what_if_llm(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     """The LLM worker process: its memory once loaded and after one decision."""
     import dataclasses as dc  # noqa: PLC0415
@@ -855,6 +883,7 @@ WHAT_IFS: dict[str, Callable[[Marks, argparse.Namespace], dict[str, Any] | None]
     "syllables": what_if_syllables,
     "decoders": what_if_decoders,
     "slots": what_if_slots,
+    "slots_saved": what_if_slots_saved,
     "llm": what_if_llm,
 }
 
@@ -936,6 +965,7 @@ def _what_ifs(config: Path, folder: Path, core: str | None, llm: bool) -> dict[s
     run("decoders", "decoders")
     run("freeable", "freeable")
     run("slots", "HA slot lists")
+    run("slots_saved", "HA slot lists saved last time")
     if llm:
         run("llm", "llm")
     return out
