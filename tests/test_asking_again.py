@@ -20,7 +20,7 @@ from satellite.mqtt.payloads import Command
 from satellite.nlu import trust
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.nlu.recognizer import SOURCE_LLM, IntentResult
-from satellite.pipeline import build_pipeline
+from satellite.pipeline import Pipeline, build_pipeline
 from satellite.tts.espeak import EspeakEngine
 from satellite.understanding.dialogue import ANSWER_WINDOW_SECONDS, REPLIES, Dialogue
 from tests import corpus, robustness, synth
@@ -225,15 +225,8 @@ class _Published:
         self.events.append(event)
 
 
-def test_the_app_publishes_a_doubtful_intent_as_not_understood_and_asks_again() -> None:
-    """Home Assistant acts on intent events: a doubtful one goes out as not understood,
-    and the app asks once more, to listen without the wake word once it has said so."""
-    config = Config()
-    need = config.stt.rejection_threshold + config.stt.device_margin
-    scene = synth.wake_scene("turn on the kitchen light", "en-us", 160, lead_seconds=0.8)
-    audio = scene.audio + synth.white_noise(len(scene.audio) / synth.RATE, 15.0, seed=3)
-    understanding = understanding_with(Heard("turn on the kitchen light", need + 1.0), config)
-    pipeline = build_pipeline(config, understanding=understanding)
+def _app(pipeline: Pipeline) -> tuple[SatelliteApp, _Published, list[Action]]:
+    """The app on ``pipeline`` with a dialogue: what it publishes and what it does."""
     published, done = _Published(), list[Action]()
     inbox: queue.Queue[Command] = queue.Queue()
     app = SatelliteApp(
@@ -246,6 +239,19 @@ def test_the_app_publishes_a_doubtful_intent_as_not_understood_and_asks_again() 
         dialogue=Dialogue(),
         on_action=done.append,
     )
+    return app, published, done
+
+
+def test_the_app_publishes_a_doubtful_intent_as_not_understood_and_asks_again() -> None:
+    """Home Assistant acts on intent events: a doubtful one goes out as not understood,
+    and the app asks once more, to listen without the wake word once it has said so."""
+    config = Config()
+    need = config.stt.rejection_threshold + config.stt.device_margin
+    scene = synth.wake_scene("turn on the kitchen light", "en-us", 160, lead_seconds=0.8)
+    audio = scene.audio + synth.white_noise(len(scene.audio) / synth.RATE, 15.0, seed=3)
+    understanding = understanding_with(Heard("turn on the kitchen light", need + 1.0), config)
+    pipeline = build_pipeline(config, understanding=understanding)
+    app, published, done = _app(pipeline)
     try:
         app.run(iter([synth.to_chunk(audio)]))
     finally:
@@ -283,18 +289,7 @@ def test_the_app_sends_an_unanswered_doubtful_call_for_help_on_unconfirmed() -> 
         Heard("i need help", config.stt.rejection_threshold + 1.0), config
     )
     pipeline = build_pipeline(config, understanding=understanding)
-    published, done = _Published(), list[Action]()
-    inbox: queue.Queue[Command] = queue.Queue()
-    app = SatelliteApp(
-        pipeline,
-        published,
-        inbox,
-        EspeakEngine(),
-        NullSink(),
-        lambda *_: None,
-        dialogue=Dialogue(),
-        on_action=done.append,
-    )
+    app, published, done = _app(pipeline)
     samples = synth.to_chunk(audio).to_int16()
     step = 1600  # 0.1 s chunks, as a microphone gives them
     chunks = (

@@ -15,6 +15,7 @@ from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
 from satellite.understanding.saved_slots import SavedSlots, starting_config
 from satellite.understanding.slot_grammar import SlotGrammar
+from tests.understand import settle
 
 NAMES = ("desk lamp", "Kitchen Light")
 AREAS = ("office",)
@@ -36,15 +37,6 @@ def _hears(understanding: Understanding, text: str) -> bool:
     return recognizer.grammar.accepts(text.split())
 
 
-def _settle(grammar: SlotGrammar) -> None:
-    for _ in range(10):
-        if not grammar.pending:
-            return
-        grammar.wait(timeout=600)  # bounds a hung build; no timing is asserted
-        grammar.poll()
-    raise AssertionError("the grammar did not settle")
-
-
 def test_a_restart_begins_with_the_names_home_assistant_sent_last(config: Config) -> None:
     saved = SavedSlots.for_config(config)
     assert starting_config(config, saved) == (config, None)  # first start: configured lists
@@ -52,7 +44,7 @@ def test_a_restart_begins_with_the_names_home_assistant_sent_last(config: Config
     assert not _hears(first, "turn on the desk lamp")
     grammar = SlotGrammar(config, first, saved)
     grammar.update(NAMES, AREAS)
-    _settle(grammar)
+    settle(grammar)
     assert grammar.swaps == 1
     assert json.loads(saved.path.read_text()) == {"names": list(NAMES), "areas": list(AREAS)}
     grammar.close()
@@ -71,7 +63,7 @@ def test_a_restart_begins_with_the_names_home_assistant_sent_last(config: Config
     assert not restarted.pending and restarted.swaps == 0
     # new lists from HA are built, swapped in and kept in their turn
     restarted.update(("desk lamp", "porch light"), ())
-    _settle(restarted)
+    settle(restarted)
     assert restarted.swaps == 1 and _hears(again, "turn on the porch light")
     assert json.loads(saved.path.read_text())["names"] == ["desk lamp", "porch light"]
     restarted.close()

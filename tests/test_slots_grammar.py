@@ -40,6 +40,7 @@ from satellite.understanding import Understanding, build_understanding, slot_gra
 from satellite.understanding.slot_grammar import SlotGrammar
 from tests import synth
 from tests.home_names import AREAS, home_names
+from tests.understand import settle
 
 CONFIGURED = (
     Entity("kitchen light", "light", "kitchen"),
@@ -119,16 +120,6 @@ def _intent_set(config: Config) -> IntentSet:
     return configured_intent_set(config.nlu, config.satellite.language, config.satellite.area)
 
 
-def _settle(grammar: SlotGrammar) -> None:
-    """Wait for the builds and swap the result in (no utterance is being heard)."""
-    for _ in range(10):
-        if not grammar.pending:
-            return
-        grammar.wait(timeout=600)  # bounds a hung build; no timing is asserted
-        grammar.poll()
-    raise AssertionError("the grammar did not settle")
-
-
 def _accepts(understanding: Understanding, text: str) -> bool:
     recognizer = understanding.recognizer
     assert isinstance(recognizer, PocketSphinxRecognizer)
@@ -142,7 +133,7 @@ def test_slots_rebuild_the_grammar_and_the_templates(config: Config) -> None:
     grammar = SlotGrammar(config, understanding)
     grammar.update(("desk lamp", "Kitchen Light"), ("office",))
     assert grammar.pending  # building in the worker
-    _settle(grammar)
+    settle(grammar)
     assert grammar.swaps == 1 and grammar.failures == 0
     assert understanding.recognizer is not old
     assert _accepts(understanding, "turn on the desk lamp")
@@ -194,7 +185,7 @@ def test_unpronounceable_names_are_left_out_with_a_warning(
     assert (configured.names, configured.areas) == (8, 7)  # the configured entities, areas
     with caplog.at_level(logging.WARNING, logger="satellite.stt.grammar"):
         grammar.update(("desk lamp", "Zyxqv Lamp"), ("office", "Qwzxv"))
-        _settle(grammar)
+        settle(grammar)
     assert grammar.swaps == 1
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1  # once for the build, naming every word left out
@@ -214,7 +205,7 @@ def test_newer_lists_win_over_a_build_in_progress(config: Config) -> None:
     grammar = SlotGrammar(config, understanding)
     grammar.update(("desk lamp",), ("office",))
     grammar.update(("porch light",), ("garden",))
-    _settle(grammar)
+    settle(grammar)
     assert grammar.lists == ((Entity("porch light", "light"),), ("garden",))
     assert _accepts(understanding, "turn on the porch light")
     assert not _accepts(understanding, "turn on the desk lamp")
@@ -229,7 +220,7 @@ def test_an_engine_without_a_grammar_gets_new_templates_only(config: Config) -> 
     vosk = dataclasses.replace(config, stt=dataclasses.replace(config.stt, engine="vosk"))
     grammar = SlotGrammar(vosk, understanding)
     grammar.update(("desk lamp",), ("office",))
-    _settle(grammar)
+    settle(grammar)
     assert grammar.swaps == 1
     assert understanding.recognizer is recognizer  # no model is loaded again
     result = understanding.templates.recognize("turn on the desk lamp")
@@ -249,7 +240,7 @@ def test_a_failing_rebuild_keeps_the_old_grammar(
     monkeypatch.setattr(slot_grammar, "make_recognizer", broken)
     with caplog.at_level(logging.ERROR, logger="satellite.understanding.slot_grammar"):
         grammar.update(("desk lamp",), ("office",))
-        _settle(grammar)
+        settle(grammar)
     assert grammar.failures == 1 and grammar.swaps == 0
     assert understanding.recognizer is old_recognizer
     assert understanding.templates is old_templates
@@ -262,7 +253,7 @@ def test_a_failing_rebuild_keeps_the_old_grammar(
     assert not grammar.pending
     monkeypatch.undo()
     grammar.update(("desk lamp",), ("office",))  # ... but when HA sends them again
-    _settle(grammar)
+    settle(grammar)
     assert grammar.swaps == 1 and _accepts(understanding, "turn on the desk lamp")
 
 
@@ -381,7 +372,7 @@ def test_a_large_home_gives_its_build_memory_back(config: Config) -> None:
     slot_grammar.give_back_memory()
     before = _rss_mb()
     grammar.update(home_names(300), AREAS)
-    _settle(grammar)
+    settle(grammar)
     grammar.wait(timeout=600)
     assert grammar.swaps == 1 and grammar.status().names == 300
     assert _rss_mb() - before < 60

@@ -22,6 +22,7 @@ from satellite.nlu.events import IntentRecognized
 from satellite.pipeline import build_pipeline
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
+from satellite.understanding.slot_grammar import SlotGrammar
 from tests import synth
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -89,3 +90,13 @@ def need_llm() -> None:
     ):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{package} is not installed (extra 'llm')")
+
+
+def settle(grammar: SlotGrammar) -> None:
+    """Wait for the grammar's builds and swap the result in (no utterance is heard)."""
+    for _ in range(10):
+        if not grammar.pending:
+            return
+        grammar.wait(timeout=600)  # bounds a hung build; no timing is asserted
+        grammar.poll()
+    raise AssertionError("the grammar did not settle")
