@@ -14,6 +14,7 @@ import dataclasses
 import queue
 import signal
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from ..audio.realtime import PacedSink, ReplayClock, paced
 from ..config import Config, ConfigError, load
 from ..mqtt.link import MqttLink
 from ..mqtt.payloads import Command, Info
+from ..queues import NudgingQueue
 from ..service.metrics import Metrics, MetricsSink, serve_prometheus
 from ..service.sd_notify import Notifier, Watchdog
 from ..stand_in_ha import StandInHomeAssistant
@@ -78,7 +80,8 @@ def _run(args: argparse.Namespace) -> int:
     # one clear error at once. A microphone opens last, so it does not fill its queue.
     early = None if spec.startswith("alsa:") else open_source(spec, config.audio.queue_ms)
     engine = make_engine(config.tts)
-    inbox: queue.Queue[Command] = queue.Queue(INBOX_SIZE)
+    nudge = threading.Event()  # a command wakes a paced loop that sleeps while idle
+    inbox: queue.Queue[Command] = NudgingQueue(INBOX_SIZE, on_put=nudge.set)
     info = make_info(config, engine)
     link = MqttLink(settings, info, inbox)
     clock = ReplayClock() if args.realtime else None
@@ -111,8 +114,9 @@ def _run(args: argparse.Namespace) -> int:
         if prometheus is not None
         else None
     )
-    frames: Iterable[AudioChunk] = source if clock is None else paced(source, clock)
-    frames = metrics.watch(frames)
+    frames: Iterable[AudioChunk] = metrics.watch(
+        source if clock is None else paced(source, clock, app.frames_per_wake, nudge)
+    )
     notifier = Notifier()  # under systemd (Type=notify): READY, WATCHDOG, STATUS
     watchdog = Watchdog(notifier, lambda: _status_line(app.state, link, settings.enabled))
     try:

@@ -112,6 +112,13 @@ class Understanding:
         """Whether recognition work or its conclusions wait for ``advance``."""
         return self.hearing.busy or bool(self._ready) or self._end_early
 
+    @property
+    def settled(self) -> bool:
+        """Whether nothing is being worked out: no recognition work or conclusion waits,
+        and no fallback result is still to come."""
+        jobs = self.answers.jobs
+        return not self.busy and (jobs is None or len(jobs) == 0)
+
     def observe(
         self,
         frame: AudioChunk,
