@@ -114,10 +114,8 @@ class Understanding:
 
     @property
     def settled(self) -> bool:
-        """Whether nothing is being worked out: no recognition work or conclusion waits,
-        and no fallback result is still to come."""
-        jobs = self.answers.jobs
-        return not self.busy and (jobs is None or len(jobs) == 0)
+        """Whether nothing is being worked out (``busy``) or still to come from the LLM."""
+        return not self.busy and (self.answers.jobs is None or not len(self.answers.jobs))
 
     def observe(
         self,
