@@ -9,10 +9,12 @@ model next decides, and the pipeline allows batching only while nothing goes on.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
 
+from satellite.audio.alsa import AlsaCaptureSource
 from satellite.audio.chunk import FRAME_BYTES, AudioChunk
 from satellite.audio.realtime import ReplayClock, paced
 from satellite.config import Config
@@ -154,3 +156,53 @@ def test_the_pipeline_batches_only_while_idle() -> None:
     assert max(before) == 3 and min(before) >= 1
     assert set(during) == {1}  # listening: every frame as it comes
     assert max(after) == 3
+
+
+class _GatedPcm:
+    """A microphone that captures a 10 ms period only when the test lets it (no sound
+    card here gives periods in real time)."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Semaphore(0)
+        self.reads = 0
+
+    def read(self) -> tuple[int, bytes]:
+        self.gate.acquire()
+        self.reads += 1
+        return 160, bytes([self.reads % 256]) * FRAME_BYTES
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _periods(chunk: AudioChunk) -> list[int]:
+    """Which captured periods a chunk holds (each period's bytes are its number)."""
+    return [chunk.samples[i] for i in range(0, len(chunk.samples), FRAME_BYTES)]
+
+
+def test_the_microphone_hands_over_as_many_periods_as_the_idle_loop_takes() -> None:
+    pcm = _GatedPcm()
+    source = AlsaCaptureSource("fake", max_seconds=0.2, pcm=pcm)
+    chunks = source.cadenced(lambda: 3)
+    pcm.gate.release()
+    assert _periods(next(chunks)) == [1]  # before the loop said anything: as it comes
+    taken: list[AudioChunk] = []
+    loop = threading.Thread(target=lambda: taken.append(next(chunks)))
+    loop.start()
+    while source.periods_at_once != 3:  # the loop is done with the first chunk
+        time.sleep(0.001)
+    for _ in range(3):
+        pcm.gate.release()
+    loop.join(5)
+    assert [_periods(c) for c in taken] == [[2, 3, 4]]
+    assert taken[0].timestamp_seconds == pytest.approx(0.01)
+    # a command for the loop: the next period goes at once, not after three
+    source.nudge.set()
+    pcm.gate.release()
+    assert _periods(next(chunks)) == [5]
+    for _ in range(20):
+        pcm.gate.release()
+    rest = list(chunks)
+    source.close()
+    assert [p for c in rest for p in _periods(c)] == list(range(6, 21))  # nothing lost
+    assert all(len(_periods(c)) <= 3 for c in rest)

@@ -19,11 +19,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..app import DRAIN_SECONDS, INBOX_SIZE
+from ..app import DRAIN_SECONDS, INBOX_SIZE, SatelliteApp
 from ..app_contract import EventSink, make_info
 from ..assemble import assemble
+from ..audio.alsa import AlsaCaptureSource
 from ..audio.chunk import AudioChunk
-from ..audio.io import AudioSink, open_sink, open_source
+from ..audio.io import AudioSink, AudioSource, open_sink, open_source
 from ..audio.realtime import PacedSink, ReplayClock, paced
 from ..config import Config, ConfigError, load
 from ..mqtt.link import MqttLink
@@ -114,9 +115,7 @@ def _run(args: argparse.Namespace) -> int:
         if prometheus is not None
         else None
     )
-    frames: Iterable[AudioChunk] = metrics.watch(
-        source if clock is None else paced(source, clock, app.frames_per_wake, nudge)
-    )
+    frames = metrics.watch(_loop_audio(source, clock, app, nudge))
     notifier = Notifier()  # under systemd (Type=notify): READY, WATCHDOG, STATUS
     watchdog = Watchdog(notifier, lambda: _status_line(app.state, link, settings.enabled))
     try:
@@ -133,6 +132,20 @@ def _run(args: argparse.Namespace) -> int:
             link.wait_idle(DRAIN_SECONDS)
             link.stop()
     return 0
+
+
+def _loop_audio(
+    source: AudioSource, clock: ReplayClock | None, app: SatelliteApp, nudge: threading.Event
+) -> Iterable[AudioChunk]:
+    """What the frame loop hears: a replay paced on ``clock``, or the microphone; while
+    the loop is idle, either hands over several frames at once (so it wakes up less
+    often), and ``nudge`` (set by a command) hands over what was heard at once."""
+    if clock is not None:
+        return paced(source, clock, app.frames_per_wake, nudge)
+    if isinstance(source, AlsaCaptureSource):
+        source.nudge = nudge
+        return source.cadenced(app.frames_per_wake)
+    return source
 
 
 def _check_arguments(args: argparse.Namespace, spec: str, config: Config) -> None:
