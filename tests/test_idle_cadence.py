@@ -8,21 +8,28 @@ model next decides, and the pipeline allows batching only while nothing goes on.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 
 import numpy as np
 import pytest
 
+from satellite.app import MUTED_FRAMES_AT_ONCE, SatelliteApp
 from satellite.audio.alsa import AlsaCaptureSource
 from satellite.audio.chunk import FRAME_BYTES, AudioChunk
-from satellite.audio.realtime import ReplayClock, paced
+from satellite.audio.io import NullSink
+from satellite.audio.realtime import PacedSink, ReplayClock, paced
 from satellite.config import Config
-from satellite.events import WakeDetected
+from satellite.events import Event, StateChanged, WakeDetected
 from satellite.frontend.base import WakeHit
 from satellite.frontend.wake import MicroWakeWordDetector
+from satellite.mqtt.payloads import Command, Control, SpokenResponse
+from satellite.nlu.recognizer import IntentResult
 from satellite.pipeline import build_pipeline
 from satellite.queues import NudgingQueue
+from satellite.tts.espeak import EspeakEngine
+from satellite.understanding.dialogue import Dialogue
 from tests import synth
 
 #: Frames in the stretch of audio the pacing tests replay (0.3 s).
@@ -206,3 +213,49 @@ def test_the_microphone_hands_over_as_many_periods_as_the_idle_loop_takes() -> N
     source.close()
     assert [p for c in rest for p in _periods(c)] == list(range(6, 21))  # nothing lost
     assert all(len(_periods(c)) <= 3 for c in rest)
+
+
+class _Published:
+    """Stands in for the MQTT link: keeps the events."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def publish_event(self, event: Event) -> None:
+        self.events.append(event)
+
+    def publish(self, path: str, payload: bytes, qos: int) -> None:
+        """Raw publishes (say/done) are not looked at here."""
+
+
+@pytest.mark.usefixtures("need_espeak")
+def test_the_app_batches_only_while_nothing_is_said_or_awaited() -> None:
+    pipeline = build_pipeline(Config())
+    silence = synth.to_chunk(synth.silence(1.0)).samples
+    offset = 0
+    while pipeline.idle_frames() != 3:  # up to a frame right after a decision
+        pipeline.process(AudioChunk(16000, 2, 1, silence[offset : offset + FRAME_BYTES]))
+        offset += FRAME_BYTES
+    link, dialogue = _Published(), Dialogue()
+    inbox: queue.Queue[Command] = queue.Queue()
+    speaker = PacedSink(NullSink(), ReplayClock(), 22050)  # plays as long as a sound card
+    app = SatelliteApp(
+        pipeline, link, inbox, EspeakEngine(), speaker, link.publish, None, None, None, dialogue
+    )
+
+    try:
+        assert app.frames_per_wake() == 3
+        dialogue.handle(IntentResult("HassTurnOn", {"name": "kitchen light"}), "u1", 0.0)
+        assert app.frames_per_wake() == 1  # Home Assistant's answer is awaited
+        app.handle(SpokenResponse("u1", "Turned on the kitchen light."))
+        assert app.frames_per_wake() == 1  # being said
+        deadline = time.monotonic() + 10
+        while app.frames_per_wake() != 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+            app.poll()
+        assert app.frames_per_wake() == 3  # said, and nothing else to do
+        assert "responding" in [e.state for e in link.events if isinstance(e, StateChanged)]
+        app.handle(Control("mute"))
+        assert app.frames_per_wake() == MUTED_FRAMES_AT_ONCE
+    finally:
+        app.close()
