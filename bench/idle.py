@@ -4,10 +4,10 @@ Starts the satellite as users run it and as ``bench/e2e.py`` does (``run --input
 --realtime``, a private Mosquitto on loopback, the player at 22050 Hz) with the output a
 WAV file (paced like a sound card) or ALSA's ``file`` plugin, with the LLM fallback off
 and on. This process feeds it a quiet room (a low noise floor, as e2e's) 10 ms at a time
-in real time, lets it settle, then reads the CPU seconds (``/proc/PID/stat`` utime +
-stime) of the satellite and its children (the LLM worker) over ``--seconds`` of
-silence, per process and per thread. Each configuration is repeated ``--repeats`` times;
-the table shows the mean and the spread.
+in real time, lets it settle (and the LLM worker finish loading), then reads the CPU
+seconds (``/proc/PID/stat`` utime + stime) of the satellite and its children (the LLM
+worker) over ``--seconds`` of silence, per process and per thread. Each configuration
+is repeated ``--repeats`` times; the table shows the mean and the spread.
 
 CPU seconds are less disturbed than wall time by other load on the machine, but not
 immune to it (cache and frequency): say so when the machine was shared.
@@ -179,6 +179,7 @@ def measure_once(
         _wait_online(probe, child)
         feeder.start()
         time.sleep(settle)
+        _wait_children_quiet(child.pid)
         before = _snapshot(child.pid)
         started = time.monotonic()
         time.sleep(seconds)
@@ -201,6 +202,20 @@ def measure_once(
     threads = _difference(after[1], before[1])
     busiest = dict(sorted(threads.items(), key=lambda item: -item[1])[:8])
     return Measure(round(elapsed, 3), _difference(after[0], before[0]), busiest)
+
+
+def _wait_children_quiet(pid: int, limit_seconds: float = 60.0) -> None:
+    """Wait until the satellite's children (the LLM worker loading its model) use no CPU
+    for a second: the idle stretch starts after loading."""
+    deadline = time.monotonic() + limit_seconds
+    last = -1.0
+    while time.monotonic() < deadline:
+        processes, _ = _snapshot(pid)
+        used = sum(cpu for name, cpu in processes.items() if name != "satellite")
+        if used == last:
+            return
+        last = used
+        time.sleep(1.0)
 
 
 def _wait_online(probe: Probe, child: subprocess.Popen[bytes]) -> None:
