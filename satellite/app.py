@@ -15,6 +15,11 @@ spoken the moment it is known. So that the person knows at once they were unders
 request whose answer waits (held, or Home Assistant slow to answer) is acknowledged with
 the ``done`` sound (satellite/acknowledge.py): a short tone that leaves the microphone
 open.
+
+While nothing goes on, the loop takes the audio up to the wake word model's next decision
+(30 ms) at one wake-up instead of 10 ms at a time (``frames_per_wake``, asked by the
+source): a third of the wake-ups, each costing far more than its frames' work, and the
+wake word is heard in the same frame. A command for the loop ends the wait (NudgingQueue).
 """
 
 from __future__ import annotations
