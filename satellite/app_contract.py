@@ -35,6 +35,9 @@ class FrameProcessor(Protocol):
     def set_speaking(self, speaking: bool) -> None:
         """Whether the satellite's own voice is playing (barge-in gating)."""
 
+    def idle_frames(self) -> int:
+        """Frames the loop may take at one wake-up (1 unless idle; see Pipeline)."""
+
     def listen_again(self, at_seconds: float) -> list[Event]:
         """Listen without a wake word (the satellite asked a question)."""
 

@@ -45,6 +45,36 @@ def prosody_of(
     return lambda _frame: prosody.process(utterance)
 
 
+def with_prosody(
+    supervisor: Supervisor, stages: Stages, frame: AudioChunk, new: list[Event], events: list[Event]
+) -> list[Event]:
+    """``new`` and the speech rate of each utterance it ends, when prosody runs on its own
+    (with understanding, it runs there)."""
+    prosody = stages.prosody
+    no_events: list[Event] = []
+    if prosody is not None and stages.understanding is None:
+        for utterance in [e for e in new if isinstance(e, UtteranceEnded)]:
+            measure = prosody_of(prosody, utterance)
+            new = new + supervisor.guard(prosody, measure, frame, no_events, events)
+    return new
+
+
+def frames_at_once(stages: Stages, idle: bool) -> int:
+    """How many 10 ms frames the loop may take at one wake-up with nothing decided later
+    than frame by frame: 1 unless ``idle`` (no wake word heard, the satellite not
+    speaking) with no utterance being heard or worked out; then the frames up to the one
+    in which the wake word model next decides."""
+    understanding = stages.understanding
+    if (
+        not idle
+        or stages.wake is None
+        or stages.recorder.active
+        or (understanding is not None and not understanding.settled)
+    ):
+        return 1
+    return stages.wake.frames_to_decision()
+
+
 def understand_more(
     supervisor: Supervisor, stages: Stages, frame: AudioChunk, events: list[Event], at_once: bool
 ) -> list[Event]:
@@ -165,6 +195,10 @@ class Pipeline:
         and starts listening; a stop word heard over it (echo on) a ``StopSaid``.
         """
         self._speaking = speaking
+
+    def idle_frames(self) -> int:
+        """Frames the loop may take at one wake-up (see ``frames_at_once``)."""
+        return frames_at_once(self.stages, self._state is State.IDLE and not self._speaking)
 
     def listen_again(self, at_seconds: float) -> list[Event]:
         """Listen for an utterance with no wake word from ``at_seconds`` (the satellite
@@ -330,11 +364,7 @@ class Pipeline:
                 no_events,
                 events,
             )
-        prosody = self.stages.prosody
-        if prosody is not None and understanding is None:
-            for utterance in [e for e in new if isinstance(e, UtteranceEnded)]:
-                measure = prosody_of(prosody, utterance)
-                new = new + self._supervisor.guard(prosody, measure, frame, no_events, events)
+        new = with_prosody(self._supervisor, self.stages, frame, new, events)
         self._emit(frame, new, events)
 
     def _emit(self, frame: AudioChunk, new: list[Event], events: list[Event]) -> None:

@@ -1,7 +1,10 @@
 """ALSA capture and playback through ``pyalsaaudio``, each in its own thread.
 
 Capture reads 10 ms periods into a bounded queue; when the frame loop falls behind,
-the oldest audio is dropped and counted. Overruns (capture) and underruns (playback)
+the oldest audio is dropped and counted. While the loop is idle it may take several
+periods in one chunk (``cadenced``: up to the wake word model's next decision), so it
+wakes up less often; a ``nudge`` (a command for the loop) hands over what is held at
+the next period. Overruns (capture) and underruns (playback)
 are recovered at once and counted in ``xruns``.
 """
 
@@ -10,12 +13,12 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import AudioDeviceError, MissingDependencyError
 from ..queues import drain
-from .chunk import FRAME_SAMPLES, PIPELINE_RATE_HZ, AudioChunk
+from .chunk import FRAME_SAMPLES, PIPELINE_RATE_HZ, AudioChunk, join_frames
 
 _LOGGER = logging.getLogger(__name__)
 #: Periods in the ALSA ring buffer.
@@ -82,9 +85,22 @@ class AlsaCaptureSource:
         self.max_seconds = max_seconds
         self._pcm = pcm if pcm is not None else open_pcm(device, capture=True)
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, queue_ms // 10))
+        #: Periods handed to the frame loop in one chunk (1: each as it comes; the loop
+        #: sets it between chunks, see ``cadenced``).
+        self.periods_at_once = 1
+        #: Set it to hand over the periods held at the next one (a command came in).
+        self.nudge = threading.Event()
+        self._held: list[AudioChunk] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="alsa-capture", daemon=True)
         self._thread.start()
+
+    def cadenced(self, frames_per_wake: Callable[[], int]) -> Iterator[AudioChunk]:
+        """The captured audio; after the loop is done with each chunk, ``frames_per_wake``
+        (asked in the loop's thread) says how many periods the next one may hold."""
+        for chunk in self:
+            yield chunk
+            self.periods_at_once = max(1, frames_per_wake())
 
     def _run(self) -> None:
         captured = 0
@@ -103,12 +119,23 @@ class AlsaCaptureSource:
                 data = data[: length * 2]
                 chunk = AudioChunk(PIPELINE_RATE_HZ, 2, 1, data, captured / PIPELINE_RATE_HZ)
                 captured += length
-                self._put(chunk)
+                self._held.append(chunk)
+                if len(self._held) >= self.periods_at_once or self.nudge.is_set():
+                    self.nudge.clear()
+                    self._hand_over()
         except Exception as err:
             _LOGGER.exception("ALSA capture on %s failed", self.device)
+            self._hand_over()
             self._put(AudioDeviceError(f"ALSA capture on {self.device!r} failed: {err}"))
         finally:
+            self._hand_over()
             self._put(_STOP)
+
+    def _hand_over(self) -> None:
+        """Queue the periods held, as one chunk."""
+        held, self._held = self._held, []
+        if held:
+            self._put(held[0] if len(held) == 1 else join_frames(held))
 
     def _put(self, item: Any) -> None:
         while True:

@@ -14,19 +14,22 @@ import dataclasses
 import queue
 import signal
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..app import DRAIN_SECONDS, INBOX_SIZE
+from ..app import DRAIN_SECONDS, INBOX_SIZE, SatelliteApp
 from ..app_contract import EventSink, make_info
 from ..assemble import assemble
+from ..audio.alsa import AlsaCaptureSource
 from ..audio.chunk import AudioChunk
-from ..audio.io import AudioSink, open_sink, open_source
+from ..audio.io import AudioSink, AudioSource, open_sink, open_source
 from ..audio.realtime import PacedSink, ReplayClock, paced
 from ..config import Config, ConfigError, load
 from ..mqtt.link import MqttLink
 from ..mqtt.payloads import Command, Info
+from ..queues import NudgingQueue
 from ..service.metrics import Metrics, MetricsSink, serve_prometheus
 from ..service.sd_notify import Notifier, Watchdog
 from ..stand_in_ha import StandInHomeAssistant
@@ -78,7 +81,8 @@ def _run(args: argparse.Namespace) -> int:
     # one clear error at once. A microphone opens last, so it does not fill its queue.
     early = None if spec.startswith("alsa:") else open_source(spec, config.audio.queue_ms)
     engine = make_engine(config.tts)
-    inbox: queue.Queue[Command] = queue.Queue(INBOX_SIZE)
+    nudge = threading.Event()  # a command wakes a paced loop that sleeps while idle
+    inbox: queue.Queue[Command] = NudgingQueue(INBOX_SIZE, on_put=nudge.set)
     info = make_info(config, engine)
     link = MqttLink(settings, info, inbox)
     clock = ReplayClock() if args.realtime else None
@@ -111,8 +115,7 @@ def _run(args: argparse.Namespace) -> int:
         if prometheus is not None
         else None
     )
-    frames: Iterable[AudioChunk] = source if clock is None else paced(source, clock)
-    frames = metrics.watch(frames)
+    frames = metrics.watch(_loop_audio(source, clock, app, nudge))
     notifier = Notifier()  # under systemd (Type=notify): READY, WATCHDOG, STATUS
     watchdog = Watchdog(notifier, lambda: _status_line(app.state, link, settings.enabled))
     try:
@@ -129,6 +132,20 @@ def _run(args: argparse.Namespace) -> int:
             link.wait_idle(DRAIN_SECONDS)
             link.stop()
     return 0
+
+
+def _loop_audio(
+    source: AudioSource, clock: ReplayClock | None, app: SatelliteApp, nudge: threading.Event
+) -> Iterable[AudioChunk]:
+    """What the frame loop hears: a replay paced on ``clock``, or the microphone; while
+    the loop is idle, either hands over several frames at once (so it wakes up less
+    often), and ``nudge`` (set by a command) hands over what was heard at once."""
+    if clock is not None:
+        return paced(source, clock, app.frames_per_wake, nudge)
+    if isinstance(source, AlsaCaptureSource):
+        source.nudge = nudge
+        return source.cadenced(app.frames_per_wake)
+    return source
 
 
 def _check_arguments(args: argparse.Namespace, spec: str, config: Config) -> None:

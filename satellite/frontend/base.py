@@ -59,5 +59,10 @@ class WakeWordDetector(Protocol):
     def set_active(self, models: tuple[str, ...]) -> None:
         """Listen only for these of the loaded models; ValueError names one not loaded."""
 
+    def frames_to_decision(self) -> int:
+        """How many more 10 ms frames until a model listened for next decides (1: the
+        next frame); a hit can only come in that frame, so the frame loop, while idle,
+        may take the frames up to it at one wake-up without hearing the wake word later."""
+
     def reset(self) -> None:
         """Forget all state."""

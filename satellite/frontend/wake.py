@@ -40,6 +40,9 @@ class MicroWakeWordDetector:
         self.refractory_seconds = refractory_seconds
         self._quiet_until = float("-inf")
         self._active = set(self.model_names)
+        #: Features handed to every model since the last reset (a model decides on every
+        #: ``stride``-th one).
+        self._features_seen = 0
 
     @property
     def model_names(self) -> list[str]:
@@ -61,10 +64,18 @@ class MicroWakeWordDetector:
             )
         self._active = set(models)
 
+    def frames_to_decision(self) -> int:
+        """Frames until the next feature that completes a model's stride (one feature per
+        frame once the feature window is full; before that, earlier than the decision,
+        which only makes a wake-up early)."""
+        strides = [int(m.stride) for m in self._models if str(m.id) in self._active]
+        return max(1, min(s - self._features_seen % s for s in strides or [1]))
+
     def process(self, frame: AudioChunk) -> WakeHit | None:
         hit: WakeHit | None = None
         now = frame.end_seconds
         for features in self._features.process_streaming(frame.samples):
+            self._features_seen += 1
             for model, cutoff in zip(self._models, self._cutoffs, strict=True):
                 probability = model.process_streaming_prob(features)
                 if str(model.id) not in self._active:
@@ -87,3 +98,4 @@ class MicroWakeWordDetector:
         for model in self._models:
             model.reset()
         self._quiet_until = float("-inf")
+        self._features_seen = 0

@@ -35,6 +35,10 @@ class FallbackJobs:
     def __contains__(self, utterance_id: object) -> bool:
         return utterance_id in self._pending
 
+    def __len__(self) -> int:
+        """Jobs whose results have not been collected yet."""
+        return len(self._pending)
+
     def submit(
         self, utterance_id: str, audio: AudioChunk, heard: str, timings_ms: dict[str, float]
     ) -> None:

@@ -112,6 +112,11 @@ class Understanding:
         """Whether recognition work or its conclusions wait for ``advance``."""
         return self.hearing.busy or bool(self._ready) or self._end_early
 
+    @property
+    def settled(self) -> bool:
+        """Whether nothing is being worked out (``busy``) or still to come from the LLM."""
+        return not self.busy and (self.answers.jobs is None or not len(self.answers.jobs))
+
     def observe(
         self,
         frame: AudioChunk,
