@@ -11,6 +11,7 @@ from ..config_base import (
     check_integer,
     check_number,
     check_optional,
+    check_path,
     check_pattern,
     option,
 )
@@ -139,6 +140,6 @@ class SttSettings(Section):
     )
     speakers_dir: str = option(
         "~/.local/share/pocket-satellite/speakers",
-        check_pattern(r".+", "a path"),
+        check_path("the folder of enrolled speakers"),
         "Where enrolled speakers' adaptations are kept (one folder per speaker)",
     )
