@@ -6,6 +6,7 @@ held-out commands in the same voice and room are then decoded with and without i
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 import shutil
@@ -186,6 +187,21 @@ def test_an_unknown_speaker_in_the_config_names_those_enrolled(tmp_path: Path) -
         speaker_mllr(settings)
     with pytest.raises(SatelliteError, match="'bob' has no adaptation"):
         build_understanding(dataclasses.replace(Config(), stt=settings), use_llm=False)
+
+
+def test_an_adaptation_made_for_another_model_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "ann" / "mllr_matrix").write_text("1\n")
+    (tmp_path / "ann" / MANIFEST_FILE).write_text(json.dumps({"model_means_sha256": "0" * 64}))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "means").write_bytes(b"the model of today")
+    settings = dataclasses.replace(Config().stt, speaker="ann", speakers_dir=str(tmp_path))
+    with pytest.raises(SatelliteError, match=r"made for another acoustic model.*enrol ann again"):
+        speaker_mllr(settings, model)
+    made_for = hashlib.sha256(b"the model of today").hexdigest()
+    (tmp_path / "ann" / MANIFEST_FILE).write_text(json.dumps({"model_means_sha256": made_for}))
+    assert speaker_mllr(settings, model) == tmp_path / "ann" / "mllr_matrix"
 
 
 def test_a_speaker_name_that_is_not_a_folder_name_is_a_config_error(tmp_path: Path) -> None:

@@ -81,7 +81,8 @@ def make_recognizer(
     from .sphinx import PocketSphinxRecognizer  # noqa: PLC0415
 
     started = time.perf_counter()
-    mllr = speaker_mllr(settings)  # a missing speaker fails before the grammar is built
+    # a missing speaker fails before the grammar is built
+    mllr = speaker_mllr(settings, pocketsphinx_model_dir(language) / "en-us")
     grammar, path = compile_grammar(settings, intent_set)
     if not grammar.word_arcs:
         raise SatelliteError("The speech grammar is empty. Fix: check nlu.intents")

@@ -13,6 +13,8 @@ it is null.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -41,10 +43,12 @@ def enrolled(speakers_dir: str | Path) -> list[str]:
     return sorted(p.parent.name for p in root.glob(f"*/{MLLR_FILE}"))
 
 
-def speaker_mllr(settings: SttSettings) -> Path | None:
+def speaker_mllr(settings: SttSettings, model: Path | None = None) -> Path | None:
     """The MLLR transform of ``stt.speaker``, or None when no speaker is selected.
 
-    Raises ``SatelliteError`` naming the speakers there are when it is missing."""
+    Raises ``SatelliteError`` naming the speakers there are when it is missing, and when
+    it was made for another acoustic model than ``model`` (a folder with ``means``): a
+    transform moves the Gaussians of the model it was solved on, any other it spoils."""
     if settings.speaker is None:
         return None
     path = speaker_dir(settings.speakers_dir, settings.speaker) / MLLR_FILE
@@ -56,4 +60,21 @@ def speaker_mllr(settings: SttSettings) -> Path | None:
             f"{Path(settings.speakers_dir).expanduser()} ({have}). Fix: run pocket-satellite "
             f"enrol --speaker {settings.speaker} --input DIR, or set stt.speaker: null"
         )
+    if model is not None:
+        _check_model(path.parent / MANIFEST_FILE, model, settings.speaker)
     return path
+
+
+def _check_model(manifest: Path, model: Path, speaker: str) -> None:
+    try:
+        made_for = json.loads(manifest.read_text(encoding="utf-8")).get("model_means_sha256")
+    except (OSError, ValueError):
+        made_for = None  # made by hand: taken as it is
+    if made_for is None:
+        return
+    if hashlib.sha256((model / "means").read_bytes()).hexdigest() != made_for:
+        raise SatelliteError(
+            f"The adaptation of speaker {speaker!r} was made for another acoustic model "
+            f"than {model} (pocketsphinx was updated?). Fix: enrol {speaker} again from the "
+            f"same recordings (listed in {manifest}), or set stt.speaker: null"
+        )
