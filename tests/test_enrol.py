@@ -10,6 +10,8 @@ import hashlib
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -210,3 +212,34 @@ def test_a_speaker_name_that_is_not_a_folder_name_is_a_config_error(tmp_path: Pa
     code, _, err = run_command("check-config", str(config), timeout=60)
     assert code == 2
     assert "stt.speaker" in err and "letters, digits" in err
+
+
+@needs_tools
+def test_the_cli_enrols_from_a_folder_with_its_own_transcripts(tmp_path: Path) -> None:
+    sentences = ["the heating is on in the hall", "my daughter visits on sunday"] * 3
+    folder = tmp_path / "takes"
+    folder.mkdir()
+    lines = []
+    for number, text in enumerate(sentences, 1):
+        said = corpus.speak(VOICE, text)
+        audio = np.concatenate([synth.silence(0.3), said, synth.silence(0.3)])
+        noise = synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=number)
+        write_wav(folder / f"take{number}.wav", audio + noise)
+        lines.append(f"take{number}.wav\t{text.capitalize()}.\n")
+    (folder / "transcripts.tsv").write_text("".join(lines))
+    config = tmp_path / "satellite.yaml"
+    config.write_text(f"stt:\n  speakers_dir: {tmp_path / 'speakers'}\n")
+    args = ["enrol", "--speaker", "gran", "--input", str(folder), "--config", str(config)]
+    done = subprocess.run(
+        [sys.executable, "-m", "satellite", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "enrolled gran: 6 recordings" in done.stdout and "stt.speaker: gran" in done.stdout
+    manifest = json.loads((tmp_path / "speakers" / "gran" / MANIFEST_FILE).read_text())
+    assert [r["text"] for r in manifest["recordings"]] == sentences
+    assert manifest["used"] == len(sentences)
+    assert (tmp_path / "speakers" / "gran" / "mllr_matrix").is_file()
