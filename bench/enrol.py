@@ -134,7 +134,8 @@ def main() -> int:
         "enrolments": enrolments,
         "rows": rows,
     }
-    print(write_results(f"enrol_{kind}" if args.room != "reverb" else "enrol", results))
+    name = "enrol" + ("" if args.room == "reverb" else f"_{kind}")
+    print(write_results(name + ("" if args.step == 2 else f"_step{args.step}"), results))
     return 0
 
 

@@ -170,6 +170,16 @@ def test_too_little_speech_is_refused(tmp_path: Path) -> None:
         recordings([tmp_path])
 
 
+@needs_tools
+def test_recordings_that_do_not_say_their_sentences_are_refused(tmp_path: Path) -> None:
+    for number in range(1, 5):  # a quiet room's noise, no speech
+        noise = synth.white_noise(2.0, FLOOR_RMS, seed=number)
+        write_wav(tmp_path / f"prompt{number:02d}.wav", noise)
+    with pytest.raises(EnrolError, match="No recording could be aligned to its words"):
+        enrol("gran", recordings([tmp_path]), tmp_path / "speakers")
+    assert not (tmp_path / "speakers" / "gran").exists()
+
+
 def test_the_cli_prints_one_line_for_bad_input(tmp_path: Path) -> None:
     _silence_wavs(tmp_path / "in", 3)
     write_wav(tmp_path / "in" / "take04.wav", synth.silence(1.0), 44100)

@@ -132,7 +132,8 @@ def solve(
     fe_args += ["-samprate", "16000", "-c", os.fspath(work / "fileids"), "-di", os.fspath(wavs)]
     fe_args += ["-do", os.fspath(feats), "-ei", "wav", "-eo", "mfc", "-mswav", "yes"]
     run_tool("sphinx_fe", fe_args, work / "fe.log")
-    bw_args = ["-moddeffn", os.fspath(work / "mdef.txt"), "-ts2cbfn", ".ptm."]
+    tying = f".{params.get('model', 'ptm')}."  # .ptm. / .semi. / .cont.: how Gaussians are shared
+    bw_args = ["-moddeffn", os.fspath(work / "mdef.txt"), "-ts2cbfn", tying]
     bw_args += ["-mixwfn", os.fspath(work / "mixture_weights")]
     for key, name in (
         ("meanfn", "means"),
