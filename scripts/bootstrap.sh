@@ -6,9 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # festival + festvox-*: recorded-speech voices for the test corpus (tests/corpus.py);
-# libspeexdsp1: the echo canceller (frontend.echo).
+# libspeexdsp1: the echo canceller (frontend.echo); sphinxbase-utils (sphinx_fe),
+# sphinxtrain (bw, mllr_solve) and pocketsphinx (pocketsphinx_mdef_convert): speaker
+# enrolment (pocket-satellite enrol).
 APT_PACKAGES=(espeak-ng libespeak-ng1 libasound2-dev alsa-utils mosquitto sox flite systemd
-    festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts libspeexdsp1)
+    festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts libspeexdsp1
+    sphinxbase-utils sphinxtrain pocketsphinx)
 VENV="${POCKET_VENV:-$HOME/.cache/pocket-satellite/venv}"
 PYTHON="${POCKET_PYTHON:-python3}"
 

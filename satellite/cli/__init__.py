@@ -14,6 +14,7 @@ from ..config import Config, ConfigError, load
 from ..errors import SatelliteError
 from ..pipeline import build_pipeline
 from .doctor import add_parser as add_doctor_command
+from .enrol import add_parser as add_enrol_command
 from .prosody import add_parser as add_prosody_command
 from .run import add_run_command
 from .say import add_parser as add_say_command
@@ -76,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     add_prosody_command(sub)
     add_understand_command(sub)
     add_doctor_command(sub)
+    add_enrol_command(sub)
     return parser
 
 

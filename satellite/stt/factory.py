@@ -20,6 +20,7 @@ from .lexicon import (
     pocketsphinx_model_dir,
 )
 from .settings import SttSettings
+from .speakers import speaker_mllr
 
 
 def configured_intent_set(nlu: NluSettings, language: str, area: str | None) -> IntentSet:
@@ -81,6 +82,8 @@ def make_recognizer(
     from .sphinx import PocketSphinxRecognizer  # noqa: PLC0415
 
     started = time.perf_counter()
+    # a missing speaker fails before the grammar is built
+    mllr = speaker_mllr(settings, pocketsphinx_model_dir(language) / "en-us")
     grammar, path = compile_grammar(settings, intent_set)
     if not grammar.word_arcs:
         raise SatelliteError("The speech grammar is empty. Fix: check nlu.intents")
@@ -90,6 +93,7 @@ def make_recognizer(
         path,
         pocketsphinx_model_dir(language),
         grammar_dictionary_for(language, grammar, path),
+        mllr,
     )
     recognizer.load_seconds = time.perf_counter() - started
     return recognizer

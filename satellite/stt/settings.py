@@ -11,12 +11,15 @@ from ..config_base import (
     check_integer,
     check_number,
     check_optional,
+    check_path,
     check_pattern,
     option,
 )
 
 STT_ENGINES = ("pocketsphinx", "faster_whisper", "whisper_cpp", "vosk")
 STT_INPUTS = ("auto", "raw", "denoised")
+#: What a speaker may be called: it names a folder.
+SPEAKER_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}"
 
 
 @dataclass(frozen=True)
@@ -128,4 +131,15 @@ class SttSettings(Section):
         "~/.cache/pocket-satellite/grammars",
         check_pattern(r".+", "a path"),
         "Where compiled grammars are kept",
+    )
+    speaker: str | None = option(
+        None,
+        check_optional(check_pattern(SPEAKER_NAME, "a name of letters, digits, - and _")),
+        "Whose voice the acoustic model is adapted to (pocket-satellite enrol); "
+        "null = the model as shipped",
+    )
+    speakers_dir: str = option(
+        "~/.local/share/pocket-satellite/speakers",
+        check_path("the folder of enrolled speakers"),
+        "Where enrolled speakers' adaptations are kept (one folder per speaker)",
     )

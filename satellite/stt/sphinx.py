@@ -62,12 +62,14 @@ class PocketSphinxRecognizer:
         grammar_path: Path,
         model_dir: Path,
         dictionary: Path | None = None,
+        mllr: Path | None = None,
     ) -> None:
         """``dictionary``: pronunciations of the grammar's words (default: all of CMUdict,
-        about 20 MB and 80 ms more per decoder)."""
+        20 MB and 80 ms more per decoder); ``mllr``: a speaker's adaptation, or None."""
         self.settings = settings
         self.grammar = grammar
-        common = {"lm": None, "bestpath": False, "compallsen": True}
+        common: dict[str, Any] = {"lm": None, "bestpath": False, "compallsen": True}
+        common.update({"mllr": os.fspath(mllr)} if mllr is not None else {})
         fsg = os.fspath(grammar_path)
         self._grammar = _decoder(model_dir, dictionary, fsg=fsg, **common, **WIDE_BEAMS)
         self._phones = _decoder(model_dir, dictionary, **common)
