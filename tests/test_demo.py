@@ -47,6 +47,7 @@ def _words(text: str) -> str:
         return f"{_number(int(match.group(1)))} {spoken}"
 
     text = re.sub(r"(\d{1,2}):(\d\d)", clock, text.lower())
+    text = re.sub(r"\d{1,2}", lambda m: _number(int(m.group(0))), text)  # 9 o'clock
     return " ".join(re.sub(r"[^a-z' ]", " ", text).split())
 
 
@@ -127,3 +128,17 @@ def test_the_demo_gives_the_expected_timeline_and_says_it(tmp_path: Path) -> Non
     assert len(segments) == len(said)
     heard_back = [_heard_as(segment, said, tmp_path) for segment in segments]
     assert heard_back == said
+
+
+@pytest.mark.parametrize(
+    ("reply", "words"),
+    [
+        ("It's 9 o'clock in the evening.", "it's nine o'clock in the evening"),
+        ("It's 11:05 in the morning.", "it's eleven oh five in the morning"),
+        ("It's 12:30 in the afternoon.", "it's twelve thirty in the afternoon"),
+    ],
+)
+def test_a_spoken_time_is_heard_back_as_its_words(reply: str, words: str) -> None:
+    """On the hour the clock has no minutes: its hour must still be a word (the demo
+    test failed for an hour's first minute when it was dropped)."""
+    assert _words(reply) == words
