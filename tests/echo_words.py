@@ -24,7 +24,8 @@ TAIL_SECONDS = 1.0
 
 
 def words(text: str) -> list[str]:
-    return re.findall(r"[a-z']+", text.lower())
+    """Lower-case words; the grammar's one-word "nevermind" counted as "never mind"."""
+    return re.findall(r"[a-z']+", text.lower().replace("nevermind", "never mind"))
 
 
 def word_errors(reference: list[str], hypothesis: list[str]) -> int:

@@ -27,6 +27,7 @@ def test_word_errors_count_substitutions_deletions_and_insertions() -> None:
     assert word_errors(said, words("turn on kitchen light")) == 1
     assert word_errors(said, words("please turn on the the kitchen light")) == 2
     assert word_errors(said, []) == 5
+    assert words("Nevermind.") == words("never mind")
 
 
 def test_echo_cancellation_gives_back_words_the_echo_buried() -> None:
