@@ -16,13 +16,15 @@ import numpy as np
 
 from bench.common import print_table, write_results
 from satellite.frontend.echo import echo_return_loss_enhancement
-from satellite.frontend.echo_engines import ECHO_ENGINES, make_echo_canceller
+from satellite.frontend.echo_engines import ECHO_ENGINES, EchoCanceller, make_echo_canceller
 from tests import synth
 from tests.room import Float, Room, level_db, scale_to
 
 RATE = 16000
 DELAYS_MS = (20, 100, 200)
 RT60S = (0.2, 0.4, 0.6)
+#: A reply before it in the same room (its filter carried over).
+EARLIER = "Turned off the bedroom lamp. The timer for ten minutes has started."
 REPLY = "The kitchen light is on. It is twenty past four, and the weather is fine today."
 
 
@@ -30,8 +32,13 @@ def _int16(x: Float) -> np.ndarray:
     return np.clip(np.round(x), -32768, 32767).astype(np.int16)
 
 
-def _run(engine: str, mic: np.ndarray, far: np.ndarray) -> tuple[np.ndarray, float]:
-    canceller = make_echo_canceller(engine)
+def _run(
+    engine: str, mic: np.ndarray, far: np.ndarray, canceller: EchoCanceller | None = None
+) -> tuple[np.ndarray, float]:
+    """``mic`` through a new canceller of ``engine`` (closed after), or through
+    ``canceller`` (left open: it keeps what it learnt)."""
+    own = canceller is None
+    canceller = canceller or make_echo_canceller(engine)
     out = np.zeros_like(mic)
     started = time.perf_counter()
     frames = 0
@@ -41,15 +48,38 @@ def _run(engine: str, mic: np.ndarray, far: np.ndarray) -> tuple[np.ndarray, flo
         )
         frames += 1
     cost_ms = (time.perf_counter() - started) / frames * 1000
-    canceller.close()
+    if own:
+        canceller.close()
     return out, cost_ms
+
+
+def carried(engine: str, reply: Float, delay_ms: int, rt60: float) -> tuple[float, float]:
+    """ERLE (dB) in the first second and the next of ``reply`` when the canceller has
+    heard an earlier reply in the same room and its 0.5 s tail (what the stage feeds
+    it; it keeps the filter between replies): the first second and the next."""
+    room = Room(delay_ms=delay_ms, rt60_seconds=rt60)
+    earlier = scale_to(synth.espeak(EARLIER, "en-us", 160).astype(np.float64), level_db(reply))
+    canceller = make_echo_canceller(engine)
+    erle = []
+    for played in (np.concatenate([earlier, np.zeros(RATE // 2)]), reply):
+        echo = room.echo(played)
+        out, _ = _run(engine, _int16(echo), _aligned(played, delay_ms), canceller)
+        erle.append(echo_return_loss_enhancement(echo[:RATE], out[:RATE]))
+        erle.append(echo_return_loss_enhancement(echo[RATE : 2 * RATE], out[RATE : 2 * RATE]))
+    canceller.close()
+    return round(erle[2], 1), round(erle[3], 1)
+
+
+def _aligned(played: Float, delay_ms: int) -> np.ndarray:
+    """The reference as the echo tap gives it: 2.5 ms before the echo's direct path."""
+    shift = int(delay_ms * RATE / 1000) - 40
+    return _int16(np.concatenate([np.zeros(shift), played])[: len(played)])
 
 
 def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float) -> dict[str, Any]:
     room = Room(delay_ms=delay_ms, rt60_seconds=rt60)
     echo = room.echo(reply)
-    shift = int(delay_ms * RATE / 1000) - 40  # the reference 2.5 ms early
-    far = _int16(np.concatenate([np.zeros(shift), reply])[: len(reply)])
+    far = _aligned(reply, delay_ms)
     out, cost_ms = _run(engine, _int16(echo), far)
     start = int(2.5 * RATE)
     near = np.zeros(len(reply))
@@ -68,6 +98,13 @@ def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float
         ),
         "erle_after_2s_db": round(
             echo_return_loss_enhancement(echo[2 * RATE : len(out)], out[2 * RATE :]), 1
+        ),
+        **dict(
+            zip(
+                ("erle_carried_0_1s_db", "erle_carried_1_2s_db"),
+                carried(engine, reply, delay_ms, rt60),
+                strict=True,
+            )
         ),
         "person_correlation": round(float(np.corrcoef(kept, near[span])[0, 1]), 3),
         "person_level_change_db": round(level_db(kept) - level_db(near[span]), 1),

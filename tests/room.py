@@ -9,6 +9,7 @@ to the microphone: ``echo_gain_db`` relative to the person's speech). Determinis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,3 +55,63 @@ def level_db(x: Float) -> float:
 def scale_to(x: Float, target_db: float) -> Float:
     """``x`` at ``target_db`` mean power (int16 units squared, dB)."""
     return np.asarray(x, np.float64) * 10 ** ((target_db - level_db(x)) / 20)
+
+
+def to_int16(x: Float) -> npt.NDArray[np.int16]:
+    return np.clip(np.round(x), -32768, 32767).astype(np.int16)
+
+
+@dataclass
+class OverReply:
+    """One reply played into a room with a person talking over it, as the microphone
+    hears it: with the echo, without it, and through an echo canceller."""
+
+    mic: Float  # echo + person + noise
+    alone: Float  # person + noise (no reply playing)
+    cancelled: Float  # ``mic`` through the canceller, re-aligned with it
+    start: int  # where the person's speech begins, samples
+    end: int
+
+
+class Speaking:
+    """A satellite replying, reply after reply, in one room; one echo canceller (given
+    10 ms frames of the microphone and of the reference, it returns the microphone with
+    the echo taken out, ``late`` samples late) keeps what it learnt between replies,
+    as ``EchoStage`` does. The reference comes 2.5 ms before the echo's direct path (the
+    latency is only known roughly); noise ``noise_below_db`` under the reply's level."""
+
+    def __init__(
+        self,
+        room: Room,
+        cancel: Callable[[npt.NDArray[np.int16], npt.NDArray[np.int16]], npt.NDArray[np.int16]],
+        late: int = 160,
+        noise_below_db: float = 30.0,
+        seed: int = 0,
+    ) -> None:
+        self.room = room
+        self.cancel = cancel
+        self.late = late
+        self.noise_below_db = noise_below_db
+        self.rng = np.random.default_rng(seed)
+
+    def reply(self, played: Float, person: Float | None = None, at: int = 0) -> OverReply:
+        """``played`` (then 0.5 s of its tail) with ``person`` (already at its level)
+        from sample ``at``."""
+        played = np.concatenate([played, np.zeros(RATE // 2)])
+        echo = self.room.echo(played)
+        noise_db = level_db(played[: -RATE // 2]) - self.noise_below_db
+        noise = self.rng.standard_normal(len(played)) * 10 ** (noise_db / 20)
+        near = np.zeros(len(played))
+        end = at
+        if person is not None:
+            end = min(len(played), at + len(person))
+            near[at:end] = person[: end - at]
+        mic = echo + near + noise
+        shift = int(self.room.delay_ms * RATE / 1000) - 40
+        far = to_int16(np.concatenate([np.zeros(shift), played])[: len(played)])
+        mic16 = to_int16(mic)
+        out = np.zeros(len(played) + self.late)
+        for start in range(0, len(played) - 159, 160):
+            piece = slice(start, start + 160)
+            out[start : start + 160] = self.cancel(mic16[piece], far[piece])
+        return OverReply(mic, near + noise, out[self.late : self.late + len(mic)], at, end)

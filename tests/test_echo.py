@@ -160,3 +160,32 @@ def test_the_pipeline_builds_the_stage_from_the_config() -> None:
     assert isinstance(stages.echo, EchoStage)
     assert stages.echo.latency_seconds == on.player.device_queue_ms / 1000
     assert build_stages(validate({})).echo is None
+
+
+def test_the_stage_keeps_the_room_it_learnt_for_the_next_reply(reply: Float) -> None:
+    """The room does not change between replies: after one reply and two seconds of
+    quiet (the stage passes the microphone through), the next reply's echo is taken out
+    from its first second, where a new canceller takes out little."""
+    room = Room(delay_ms=100, rt60_seconds=0.3)
+    said = synth.espeak("Turned off the bedroom lamp. The timer has started.", "en-us", 160)
+    earlier = scale_to(said.astype(np.float64), level_db(reply))
+    quiet = np.zeros(2 * RATE)
+    played = np.concatenate([earlier, quiet, reply])
+    echo = room.echo(played)
+    stage = EchoStage(make_echo_canceller("speex"))
+    far = _aligned(played, 100)
+    begin = len(earlier) + len(quiet)
+    out = np.zeros(len(played), np.int16)
+    for start in range(0, len(played) - 159, 160):
+        ahead = start + 1600  # the player hands each piece on 100 ms before it is heard
+        if ahead < len(earlier) + 1600 or ahead >= begin:
+            stage.reference.push(far[ahead : ahead + 160], ahead)
+        frame = AudioChunk(RATE, 2, 1, _int16(echo[start : start + 160]).tobytes(), start / RATE)
+        out[start : start + 160] = np.frombuffer(stage.process(frame).samples, np.int16)
+    assert stage.frames_cancelled < len(played) // 160 - RATE // 160  # quiet passed through
+    first = slice(begin, begin + RATE)
+    carried = echo_return_loss_enhancement(echo[first], out[first])
+    fresh = _cancel("speex", _int16(echo[begin:]), _aligned(played, 100)[begin:])
+    new = echo_return_loss_enhancement(echo[first], fresh[:RATE])
+    assert carried >= 25, carried
+    assert new < 15, new
