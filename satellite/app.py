@@ -150,7 +150,7 @@ class SatelliteApp(CommandHandling):
         Assistant (frame loop thread)."""
         self._take_voice_notices()
         if self.dialogue is not None:
-            for item in self.dialogue.tick(self._now):
+            for item in self.dialogue.tick(self._now, self.pipeline.hearing):
                 self._perform(item)
             self._acknowledge.tick(self._now, self.dialogue.waiting_for)
         self._speak_held()

@@ -123,6 +123,29 @@ def test_any_answer_to_the_help_question_means_no_unconfirmed_alert(
     assert dialogue.tick(1.0 + 2 * ANSWER_WINDOW_SECONDS) == []
 
 
+def test_an_answer_under_way_when_the_window_ends_still_counts() -> None:
+    dialogue = Dialogue()
+    dialogue.handle(HELP, "u1", 1.0, doubtful=True)
+    end = 1.0 + ANSWER_WINDOW_SECONDS
+    assert dialogue.tick(end + 0.1, hearing=True) == []  # someone is speaking
+    assert dialogue.tick(end + 1.5, hearing=True) == []
+    answer = dialogue.handle(STATE, "u2", end + 2.0, doubtful=True)  # "no, I'm fine"
+    assert _replies(answer) == [REPLIES["not_understood"]] and not _did(answer)
+    assert dialogue.tick(end + 30.0) == []
+
+
+def test_speech_that_brings_no_answer_leaves_the_question_to_alert() -> None:
+    """The microphone was open (listening again) or heard noise at the window's end,
+    but no utterance came of it: the call goes out once the hearing is over."""
+    dialogue = Dialogue()
+    dialogue.handle(HELP, "u1", 1.0, doubtful=True)
+    end = 1.0 + ANSWER_WINDOW_SECONDS
+    assert dialogue.tick(end + 0.1, hearing=True) == []
+    assert dialogue.tick(end + 1.0, hearing=False) == []  # within the grace
+    late = dialogue.tick(end + 3.0, hearing=False)
+    assert [e.severity for e in late if isinstance(e, HelpRequested)] == ["unconfirmed"]
+
+
 def test_an_unanswered_doubtful_command_is_only_dropped() -> None:
     dialogue = Dialogue()
     dialogue.handle(LIGHT_ON, "u1", 1.0, doubtful=True)

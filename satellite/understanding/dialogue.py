@@ -54,6 +54,9 @@ UNCONFIRMED = "unconfirmed"
 #: After asking once more, the answer counts for this long, s (the question is spoken
 #: first, then the person answers).
 ANSWER_WINDOW_SECONDS = 12.0
+#: An answer still being heard when the window ends counts until this long after it
+#: was last heard, s (its decision follows the end of speech).
+HEARD_GRACE_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +146,16 @@ class Dialogue:
             return []
         return self._say(utterance_id, text, at_seconds) if text.strip() else []
 
-    def tick(self, at_seconds: float) -> list[Event | Action]:
+    def tick(self, at_seconds: float, hearing: bool = False) -> list[Event | Action]:
         """Speak the fallback for every HA intent whose answer is overdue; a question
-        about help that met only silence goes out as an unconfirmed call for help."""
+        about help that met only silence goes out as an unconfirmed call for help.
+        ``hearing``: someone may be speaking now; an answer under way keeps the
+        question open until it has been heard."""
         events: list[Event | Action] = []
         asked = self._asked
-        if asked is not None and at_seconds > asked.until_seconds:
+        if asked is not None and at_seconds > asked.until_seconds and hearing:
+            self._asked = _Asked(asked.result, asked.utterance_id, at_seconds + HEARD_GRACE_SECONDS)
+        elif asked is not None and at_seconds > asked.until_seconds:
             self._asked = None
             if asked.result.intent == "CallForHelp":
                 _LOGGER.warning("Nobody answered whether help is needed: alerting anyway")
