@@ -24,6 +24,7 @@ import logging
 import os
 from pathlib import Path
 
+from ..files import replace_atomically, touch
 from ..nlu import intents as nlu_intents
 from ..nlu.intents import IntentSet
 from . import fsg, grammar, lexicon
@@ -103,12 +104,6 @@ def load_built(cache_dir: Path, inputs: str) -> Grammar | None:
     return built
 
 
-def touch(path: Path) -> None:
-    """Mark ``path`` as just used (pruning keeps the most recently used)."""
-    with contextlib.suppress(OSError):
-        os.utime(path)
-
-
 def prune(cache_dir: Path, keep: int = KEEP_GRAMMARS) -> list[str]:
     """Delete all but the ``keep`` most recently used grammars: their FSG files, the
     pronunciations beside them and the notes that name them. Returns the names deleted."""
@@ -151,7 +146,4 @@ def save_built(cache_dir: Path, inputs: str, built: Grammar, fsg_path: Path) -> 
         "graph_arcs": built.graph_arcs,
         "list_sizes": built.list_sizes,
     }
-    path = _path(cache_dir, inputs)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(meta), encoding="utf-8")
-    tmp.replace(path)
+    replace_atomically(_path(cache_dir, inputs), json.dumps(meta))

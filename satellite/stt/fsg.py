@@ -10,12 +10,12 @@ intents take minutes and gigabytes to load.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..files import replace_atomically, touch
 
 #: A piece of a WordGraph: its start and end state.
 Fragment = tuple[int, int]
@@ -306,10 +306,7 @@ def cached_grammar(grammar: Grammar, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / f"commands-{grammar.digest}.fsg"
     if path.is_file():
-        with contextlib.suppress(OSError):
-            os.utime(path)  # just used: pruning keeps it (see built.py)
+        touch(path)  # just used: pruning keeps it (see built.py)
     else:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(grammar.fsg, encoding="utf-8")
-        tmp.replace(path)
+        replace_atomically(path, grammar.fsg)
     return path

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..cmudict import Pronunciations, pronunciations
 from ..errors import MissingDependencyError, SatelliteError
+from ..files import replace_atomically
 
 
 def pocketsphinx_model_dir(language: str) -> Path:
@@ -44,9 +45,7 @@ def grammar_dictionary(words: Iterable[str], source: str, path: Path) -> Path:
     wanted = set(words)
     with open(source, encoding="utf-8") as handle:
         lines = [ln for ln in handle if ln.split(" ", 1)[0].split("(", 1)[0] in wanted]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(lines), encoding="utf-8")
-    tmp.replace(path)
+    replace_atomically(path, "".join(lines))
     return path
 
 

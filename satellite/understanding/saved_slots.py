@@ -15,10 +15,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 from pathlib import Path
 
 from ..config import Config
+from ..files import replace_atomically
 from ..nlu.intents import Entity, merge_slots
 
 _LOGGER = logging.getLogger(__name__)
@@ -66,13 +66,10 @@ class SavedSlots:
 
     def save(self, names: tuple[str, ...], areas: tuple[str, ...]) -> None:
         """Keep these lists for the next start (atomically; a failure is only logged)."""
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(
-                json.dumps({"names": list(names), "areas": list(areas)}), encoding="utf-8"
-            )
-            temporary.replace(self.path)
+            text = json.dumps({"names": list(names), "areas": list(areas)})
+            replace_atomically(self.path, text)
         except OSError as err:
             _LOGGER.warning("Cannot keep Home Assistant's names in %s: %s", self.path, err)
 

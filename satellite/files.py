@@ -1,0 +1,29 @@
+"""Small file operations the caches and state files share."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+
+def replace_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` all at once: into a temporary file beside it, named by
+    this process so that two processes never share one, which then replaces ``path``.
+    A reader sees the old file or the new one, never half of one. On failure the
+    temporary file is removed and the error raised."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def touch(path: Path) -> None:
+    """Mark ``path`` as just used (a cache keeps the most recently used); a file that
+    is gone or read-only is left as it is."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
