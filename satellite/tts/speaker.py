@@ -3,7 +3,8 @@
 ``Speaker.say()`` takes a whole reply or an iterable of text chunks (an LLM's tokens)
 and returns at once with a ``Reply`` handle; the TTS thread cuts the text with
 ``TextSplitter``, synthesises each piece as soon as it is complete and writes every
-chunk to the player as it comes. ``stop()`` drops queued replies, stops the player and
+chunk to the player as it comes, without the quiet the synthesis begins with
+(satellite/tts/leading_quiet.py). ``stop()`` drops queued replies, stops the player and
 cancels the synthesis in progress between two chunks. ``on_finished`` (if given) is
 called with every reply once the speaker is done with it (spoken, stopped, dropped or
 refused), from whichever thread finished it.
@@ -22,6 +23,7 @@ from ..audio.player import Player
 from ..errors import SatelliteError
 from ..queues import drain
 from .base import TtsEngine, TtsError
+from .leading_quiet import LeadingQuiet
 from .text import SplitterSettings, TextSplitter
 
 _LOGGER = logging.getLogger(__name__)
@@ -181,9 +183,10 @@ class Speaker:
             if reply.sound is not None:
                 reply.cancelled = not self.player.write(reply.sound)
                 return
+            start = LeadingQuiet()
             for piece in self._pieces(reply):
                 reply.pieces.append(piece)
-                if not self._synthesize(piece):
+                if not self._synthesize(piece, start):
                     reply.cancelled = True
                     return
         finally:
@@ -198,11 +201,13 @@ class Speaker:
                 return
         yield from splitter.finish()
 
-    def _synthesize(self, piece: str) -> bool:
+    def _synthesize(self, piece: str, start: LeadingQuiet) -> bool:
+        """Synthesise ``piece`` into the player, without the reply's leading quiet."""
         chunks = self.engine.synthesize(piece, self.voice)
         try:
             for chunk in chunks:
-                if not self.player.write(chunk):
+                heard = start.cut(chunk)
+                if heard is not None and not self.player.write(heard):
                     return False
         finally:
             close = getattr(chunks, "close", None)
