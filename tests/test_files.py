@@ -18,6 +18,16 @@ def test_a_file_is_replaced_whole_and_no_temporary_file_stays(tmp_path: Path) ->
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]
 
 
+@pytest.mark.parametrize("fsync", [False, True])
+def test_bytes_and_text_are_written_as_given(tmp_path: Path, fsync: bool) -> None:
+    path = tmp_path / "prefix.state"
+    replace_atomically(path, b"\x00\xffstate", fsync=fsync)
+    assert path.read_bytes() == b"\x00\xffstate"
+    replace_atomically(path, "caf\u00e9", fsync=fsync)
+    assert path.read_bytes() == "caf\u00e9".encode()
+    assert [p.name for p in tmp_path.iterdir()] == ["prefix.state"]
+
+
 def test_a_failed_replace_leaves_the_old_file_and_no_temporary_file(tmp_path: Path) -> None:
     path = tmp_path / "taken"
     path.mkdir()  # a folder where the file should go: the replace fails

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
+from ..files import replace_atomically
 from ..ids import BOOT_ID, id_counter
 from .alert_payloads import ActiveAlert, AlertActive
 from .payloads import PayloadError
@@ -159,14 +160,8 @@ class OpenAlerts:
                 for e in self._open.values()
             ],
         }
-        tmp = self.path.with_name(self.path.name + ".tmp")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8") as file:
-            json.dump(data, file, ensure_ascii=False)
-            file.flush()
-            if self.fsync:
-                os.fsync(file.fileno())
-        os.replace(tmp, self.path)
+        replace_atomically(self.path, json.dumps(data, ensure_ascii=False), fsync=self.fsync)
 
     def _load(self) -> dict[str, _Entry]:
         if not self.path.exists():

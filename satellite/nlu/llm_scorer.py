@@ -9,11 +9,9 @@ own rows: llama.cpp never multiplies by the whole 262,144-token output matrix, a
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import hashlib
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ import numpy as np
 import yaml
 
 from ..errors import MissingDependencyError, SatelliteError
+from ..files import replace_atomically
 from .llm_context import LlamaContext
 from .llm_rows import LabelRows, output_layer, release_pages
 
@@ -183,16 +182,11 @@ class LabelScorer:
         state = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_get_data(self._llm.ctx, state, size)
         payload = memoryview(state).cast("B")[:written]
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with temporary.open("wb") as file:
-                file.write(_STATE_MAGIC + key + hashlib.sha256(payload).digest())
-                file.write(payload)
-            temporary.replace(path)
+            header = _STATE_MAGIC + key + hashlib.sha256(payload).digest()
+            replace_atomically(path, header + bytes(payload))
         except OSError as err:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
             _LOGGER.warning("Cannot cache the LLM prompt prefix in %s: %s", path, err)
 
     def scores(self, text: str) -> dict[str, float]:

@@ -16,10 +16,11 @@ import json
 import logging
 import os
 import statistics
-import tempfile
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..files import replace_atomically
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -121,11 +122,4 @@ class BaselineStore:
             "baselines": {k: [round(r, 4) for r in v] for k, v in self._rates.items()},
         }
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_atomically(path, json.dumps(data))
