@@ -93,14 +93,17 @@ def _span(person: Float) -> slice:
 @pytest.mark.parametrize("room", [Room(20, 0.2), Room(200, 0.4), Room(100, 0.6)])
 def test_it_takes_out_the_echo_once_it_has_heard_a_reply(replies: list[Float], room: Room) -> None:
     """After one reply in the room (the stage keeps the filter between replies), the
-    next reply's echo is taken out from its first second on."""
+    next reply's echo is taken out by 25 dB and more from its first second on; a new
+    filter's first second takes out much less."""
     canceller = MdfEchoCanceller()
     first = _play(canceller, "mdf", room, replies[0], np.zeros(len(replies[0])))
     second = _play(canceller, "mdf", room, replies[1], np.zeros(len(replies[1])))
     fresh = echo_return_loss_enhancement(first.echo[:RATE], first.out[:RATE])
+    first_second = echo_return_loss_enhancement(second.echo[:RATE], second.out[:RATE])
     after_1s = echo_return_loss_enhancement(second.echo[RATE:], second.out[RATE:])
-    assert fresh < 12, fresh  # a new filter has not learnt the room yet
-    assert after_1s >= 18, after_1s
+    assert first_second >= 25, first_second
+    assert after_1s >= 28, after_1s
+    assert fresh < after_1s - 10, (fresh, after_1s)
 
 
 def test_while_a_person_talks_the_echo_stays_out_and_the_person_is_kept(
@@ -181,12 +184,16 @@ def test_with_nothing_played_the_stage_passes_the_microphone_through() -> None:
 
 def test_a_silent_far_end_leaves_the_microphone_as_it_is() -> None:
     """Within the reply's tail the stage still calls the canceller; with nothing learnt
-    and nothing playing it gives the microphone back sample for sample."""
+    and nothing playing it gives the microphone back (one frame late, as speex does)."""
     canceller = MdfEchoCanceller()
     said = to_int16(synth.espeak("hello there", "en-us", 150).astype(np.float64))
+    out = np.zeros(len(said) + 160, np.int16)
     for start in range(0, len(said) - 159, 160):
         mic = said[start : start + 160]
-        assert np.array_equal(canceller.process(mic, np.zeros(160, np.int16)), mic)
+        out[start : start + 160] = canceller.process(mic, np.zeros(160, np.int16))
+    usable = len(said) // 160 * 160 - 160
+    given_back = out[160 : 160 + usable].astype(np.int32)
+    assert np.abs(given_back - said[:usable]).max() <= 1  # rounding only
     assert canceller.frames_adapted == 0
 
 

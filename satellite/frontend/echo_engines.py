@@ -33,8 +33,8 @@ from .echo_mdf import MdfEchoCanceller
 
 Int16 = npt.NDArray[np.int16]
 ECHO_ENGINES = ("speex", "webrtc", "mdf")
-#: How late each engine's output comes, samples (speex: one frame; AEC3: 8 ms).
-OUTPUT_DELAY_SAMPLES = {"speex": 160, "webrtc": 128, "mdf": 0}
+#: How late each engine's output comes, samples (speex, mdf: one frame; AEC3: 8 ms).
+OUTPUT_DELAY_SAMPLES = {"speex": 160, "webrtc": 128, "mdf": 160}
 #: The echo tail each engine learns unless ``frontend.echo.tail_ms`` says, ms.
 DEFAULT_TAIL_MS = {"speex": 200, "webrtc": 0, "mdf": 400}
 

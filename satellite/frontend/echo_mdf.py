@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from .echo_residual import ResidualEchoSuppressor
+
 Int16 = npt.NDArray[np.int16]
 Float = npt.NDArray[np.float64]
 Complex = npt.NDArray[np.complex128]
@@ -63,14 +65,24 @@ def _power_db(x: float) -> float:
 
 
 class MdfEchoCanceller:
-    """One microphone, one speaker, 10 ms frames at 16 kHz; output not delayed."""
+    """One microphone, one speaker, 10 ms frames at 16 kHz. With the residual echo
+    suppressor (``residual_suppression_db`` > 0) the output comes one frame late."""
 
-    output_delay_samples = 0
-
-    def __init__(self, rate_hz: int = 16000, frame_samples: int = 160, tail_ms: int = 400) -> None:
+    def __init__(
+        self,
+        rate_hz: int = 16000,
+        frame_samples: int = 160,
+        tail_ms: int = 400,
+        residual_suppression_db: float = 20.0,
+    ) -> None:
         self.rate_hz = rate_hz
         self.frame_samples = frame_samples
         self.partitions = max(1, round(tail_ms * rate_hz / 1000 / frame_samples))
+        self.residual: ResidualEchoSuppressor | None = None
+        if residual_suppression_db > 0:
+            self.residual = ResidualEchoSuppressor(frame_samples, residual_suppression_db)
+        #: How late the output is, samples.
+        self.output_delay_samples = frame_samples if self.residual is not None else 0
         self.reset()
 
     def reset(self) -> None:
@@ -96,6 +108,8 @@ class MdfEchoCanceller:
         #: Whether the last frame was taken for double talk (the filter held still).
         self.double_talk = False
         self.frames_adapted = 0
+        if self.residual is not None:
+            self.residual.reset()
 
     def close(self) -> None:
         """Nothing to release."""
@@ -125,6 +139,9 @@ class MdfEchoCanceller:
         if playing and not self.double_talk:
             self._adapt(back)
             self._compare(fore_power, back_power)
+        if self.residual is not None:
+            leak = 10 ** (-self.erle_db / 10)
+            fore = self.residual.process(fore, near - fore, leak)
         out = np.clip(np.round(fore), -32768, 32767).astype(np.int16)
         return out
 
