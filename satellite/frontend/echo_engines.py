@@ -15,8 +15,11 @@ out (speex's output comes one frame later). Measured on a simulated room (tests/
   first second, 29-45 dB later, but its suppressor also takes the person 5-24 dB down
   (correlation 0.3-0.56) while the reply plays, which defeats hearing "stop" over it;
   +40 MB, 0.1-0.3 ms per frame. So speex is the default.
-- ``mdf`` (``echo_mdf``, numpy): learns only while nobody talks over the reply, so the
-  person's voice comes through whole and the echo stays out while they talk.
+- ``mdf`` (``echo_mdf``, numpy, 400 ms tail): learns only while nobody talks over the
+  reply, so the person's voice comes through whole and the echo stays out while they
+  talk (29-33 dB over a learnt room, speex 15-16: tests/test_echo_mdf.py); it learns a
+  new room more slowly than speex (4-7 dB in the first second, 13-15 dB after 2 s,
+  linear only). 0.2-0.35 ms per frame (CPU).
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from .echo_mdf import MdfEchoCanceller
 
 Int16 = npt.NDArray[np.int16]
 ECHO_ENGINES = ("speex", "webrtc", "mdf")
-#: How late each engine's output comes, samples (speex, mdf: one frame; AEC3: 8 ms).
-OUTPUT_DELAY_SAMPLES = {"speex": 160, "webrtc": 128, "mdf": 160}
+#: How late each engine's output comes, samples (speex: one frame; AEC3: 8 ms; mdf: none).
+OUTPUT_DELAY_SAMPLES = {"speex": 160, "webrtc": 128, "mdf": 0}
 #: The echo tail each engine learns unless ``frontend.echo.tail_ms`` says, ms.
 DEFAULT_TAIL_MS = {"speex": 200, "webrtc": 0, "mdf": 400}
 
