@@ -1,14 +1,15 @@
 """Echo cancellation on a simulated room (tests/room.py): how much of the satellite's own
 voice each engine takes out, how fast, what it leaves of a person talking over it, and
-its cost per 10 ms frame.
+its cost per 10 ms frame (wall and CPU time).
 
-    taskset -c 0 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo
+    taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo [--engines speex,mdf]
 
 Writes bench/results/echo.json and prints a table per engine x room.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from typing import Any
 
@@ -16,7 +17,12 @@ import numpy as np
 
 from bench.common import print_table, write_results
 from satellite.frontend.echo import echo_return_loss_enhancement
-from satellite.frontend.echo_engines import ECHO_ENGINES, EchoCanceller, make_echo_canceller
+from satellite.frontend.echo_engines import (
+    ECHO_ENGINES,
+    OUTPUT_DELAY_SAMPLES,
+    EchoCanceller,
+    make_echo_canceller,
+)
 from tests import synth
 from tests.room import Float, Room, level_db, scale_to
 
@@ -34,13 +40,14 @@ def _int16(x: Float) -> np.ndarray:
 
 def _run(
     engine: str, mic: np.ndarray, far: np.ndarray, canceller: EchoCanceller | None = None
-) -> tuple[np.ndarray, float]:
+) -> tuple[np.ndarray, float, float]:
     """``mic`` through a new canceller of ``engine`` (closed after), or through
-    ``canceller`` (left open: it keeps what it learnt)."""
+    ``canceller`` (left open: it keeps what it learnt); wall and CPU ms per frame."""
     own = canceller is None
     canceller = canceller or make_echo_canceller(engine)
     out = np.zeros_like(mic)
     started = time.perf_counter()
+    cpu_started = time.process_time()
     frames = 0
     for start in range(0, len(mic) - 159, 160):
         out[start : start + 160] = canceller.process(
@@ -48,9 +55,10 @@ def _run(
         )
         frames += 1
     cost_ms = (time.perf_counter() - started) / frames * 1000
+    cpu_ms = (time.process_time() - cpu_started) / frames * 1000
     if own:
         canceller.close()
-    return out, cost_ms
+    return out, cost_ms, cpu_ms
 
 
 def carried(engine: str, reply: Float, delay_ms: int, rt60: float) -> tuple[float, float]:
@@ -63,7 +71,7 @@ def carried(engine: str, reply: Float, delay_ms: int, rt60: float) -> tuple[floa
     erle = []
     for played in (np.concatenate([earlier, np.zeros(RATE // 2)]), reply):
         echo = room.echo(played)
-        out, _ = _run(engine, _int16(echo), _aligned(played, delay_ms), canceller)
+        out, _, _ = _run(engine, _int16(echo), _aligned(played, delay_ms), canceller)
         erle.append(echo_return_loss_enhancement(echo[:RATE], out[:RATE]))
         erle.append(echo_return_loss_enhancement(echo[RATE : 2 * RATE], out[RATE : 2 * RATE]))
     canceller.close()
@@ -80,13 +88,15 @@ def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float
     room = Room(delay_ms=delay_ms, rt60_seconds=rt60)
     echo = room.echo(reply)
     far = _aligned(reply, delay_ms)
-    out, cost_ms = _run(engine, _int16(echo), far)
+    out, cost_ms, cpu_ms = _run(engine, _int16(echo), far)
     start = int(2.5 * RATE)
     near = np.zeros(len(reply))
     near[start : start + len(person)] = person
-    both, _ = _run(engine, _int16(echo + near), far)
+    both, _, _ = _run(engine, _int16(echo + near), far)
     span = slice(start, start + len(person))
-    late = 160 if engine == "speex" else 128  # each engine's output delay, samples
+    late = OUTPUT_DELAY_SAMPLES[engine]
+    # what is left of the echo while the person talks: the output minus the person
+    left = both[late:].astype(np.float64) - near[: len(both) - late]
     kept = both[span.start + late : span.stop + late].astype(np.float64)
     return {
         "engine": engine,
@@ -106,23 +116,31 @@ def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float
                 strict=True,
             )
         ),
+        "erle_double_talk_db": round(echo_return_loss_enhancement(echo[span], left[span]), 1),
         "person_correlation": round(float(np.corrcoef(kept, near[span])[0, 1]), 3),
         "person_level_change_db": round(level_db(kept) - level_db(near[span]), 1),
         "cost_ms_per_frame": round(cost_ms, 3),
+        "cpu_ms_per_frame": round(cpu_ms, 3),
     }
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engines", default=",".join(ECHO_ENGINES), help="comma-separated")
+    engines = parser.parse_args().engines.split(",")
     reply = scale_to(synth.espeak(REPLY, "en-us", 160).astype(np.float64), 20 * np.log10(3000))
     person = synth.espeak("stop", "en-us+f3", 150).astype(np.float64)
     person = scale_to(person, level_db(reply) - 6)  # the echo 6 dB louder than the person
     rows = [
         measure(engine, reply, person, delay, rt60)
-        for engine in ECHO_ENGINES
+        for engine in engines
         for rt60 in RT60S
         for delay in DELAYS_MS
     ]
-    write_results("echo", {"reply_seconds": round(len(reply) / RATE, 2), "rooms": rows})
+    write_results(
+        "echo",
+        {"reply_seconds": round(len(reply) / RATE, 2), "shared_machine": True, "rooms": rows},
+    )
     keys = list(rows[0])
     print_table(keys, [[row[k] for k in keys] for row in rows])
 

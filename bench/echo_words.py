@@ -1,10 +1,11 @@
 """A person's commands said over the satellite's reply (issue 19: "the person's speech
 during the reply is kept"), heard by the satellite's own recognizer (a continuous
-pipeline: VAD, the command grammar, the templates), three ways: the person alone (no
-reply playing), over the reply's echo with speex echo cancellation, and over it without.
+pipeline: VAD, the command grammar, the templates): the person alone (no reply
+playing), over the reply's echo through each echo canceller (``--engines``: speex, our
+mdf), and over it without.
 
-Each room (tests/room.py: delay 20/100/200 ms, RT60 0.2-0.6 s) has one speex canceller
-that has heard one earlier reply (the stage keeps its filter between replies) and then
+Each room (tests/room.py: delay 20/100/200 ms, RT60 0.2-0.6 s) has one canceller per
+engine that has heard one earlier reply (the stage keeps its filter between replies) and then
 keeps learning through every trial; the reply is the satellite's own voice (eSpeak NG
 en-us), its echo 6 dB louder than the person, white noise 30 dB below it. The person
 starts 1.0 s into the reply. Word accuracy = 1 - WER of the transcript against the
@@ -12,7 +13,7 @@ command; intent right = the first hearing's intent and slots. Each condition has
 own recognizer (its cepstral mean carries over from one hearing to the next).
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo_words \
-        [--every N] [--all-rooms]
+        [--every N] [--all-rooms] [--engines speex,mdf] [--skip-uncancelled]
 
 Writes bench/results/echo_words.json and prints a table per voice family x room.
 """
@@ -27,7 +28,7 @@ import numpy as np
 
 from bench.common import print_table, write_results
 from satellite.config import Config
-from satellite.frontend.echo_engines import SpeexEchoCanceller
+from satellite.frontend.echo_engines import OUTPUT_DELAY_SAMPLES, make_echo_canceller
 from tests import corpus, robustness
 from tests.echo_words import Hearing, cut, hear
 from tests.room import Float, Room, Speaking, level_db, scale_to
@@ -44,7 +45,6 @@ REPLY = (
 )
 #: The person starts this long into the reply, s.
 AT_SECONDS = 1.0
-CONDITIONS = ("alone", "cancelled", "uncancelled")
 
 
 def _summary(hearings: list[Hearing]) -> dict[str, Any]:
@@ -58,15 +58,25 @@ def _summary(hearings: list[Hearing]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=int, default=4, help="every Nth command (1: all)")
     parser.add_argument("--all-rooms", action="store_true", help="9 rooms, not 3")
-    args = parser.parse_args()
+    parser.add_argument("--engines", default="speex,mdf", help="comma-separated")
+    parser.add_argument(
+        "--skip-uncancelled", action="store_true", help="not the raw microphone (saves 1/4)"
+    )
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = _arguments()
+    engines = args.engines.split(",")
+    conditions = ("alone", *engines, *(() if args.skip_uncancelled else ("uncancelled",)))
     config = Config()
     # one recognizer per condition: its cepstral mean carries from one hearing to the
     # next, and should carry only over audio of the same kind
-    listeners = {condition: robustness.listener(config) for condition in CONDITIONS}
+    listeners = {condition: robustness.listener(config) for condition in conditions}
     satellite = corpus.Voice("espeak", "en-us", 160)
     reply = scale_to(corpus.speak(satellite, REPLY).astype(np.float64), REPLY_LEVEL_DB)
     earlier = scale_to(corpus.speak(satellite, EARLIER).astype(np.float64), REPLY_LEVEL_DB)
@@ -77,18 +87,30 @@ def main() -> None:
     trials: list[dict[str, Any]] = []
     started = time.process_time()
     for room in rooms:
-        canceller = SpeexEchoCanceller()
-        speaking = Speaking(room, canceller.process, seed=round(room.delay_ms))
-        speaking.reply(earlier)  # it has heard the room before
+        cancellers = {engine: make_echo_canceller(engine) for engine in engines}
+        speakings = {
+            engine: Speaking(
+                room,
+                canceller.process,
+                late=OUTPUT_DELAY_SAMPLES[engine],
+                seed=round(room.delay_ms),  # the same noise for every engine
+            )
+            for engine, canceller in cancellers.items()
+        }
+        for speaking in speakings.values():
+            speaking.reply(earlier)  # it has heard the room before
         for voice in voices:
-            heard: dict[str, list[Hearing]] = {c: [] for c in CONDITIONS}
+            heard: dict[str, list[Hearing]] = {c: [] for c in conditions}
             for text, intent, slots in chosen:
                 person = scale_to(corpus.speak(voice, text).astype(np.float64), level_db(reply) - 6)
-                said = speaking.reply(reply, person, int(AT_SECONDS * RATE))
+                at = int(AT_SECONDS * RATE)
+                saids = {e: sp.reply(reply, person, at) for e, sp in speakings.items()}
+                said = saids[engines[0]]
                 floor: Float = said.alone[: int(0.1 * RATE)]
                 floor = np.tile(floor, 20)  # the room's noise alone, 2 s
-                audio = {"alone": said.alone, "cancelled": said.cancelled, "uncancelled": said.mic}
-                for condition in CONDITIONS:
+                audio = {"alone": said.alone, "uncancelled": said.mic}
+                audio.update({e: saids[e].cancelled for e in engines})
+                for condition in conditions:
                     hearing = hear(
                         config,
                         listeners[condition],
@@ -114,35 +136,40 @@ def main() -> None:
                 "delay_ms": room.delay_ms,
                 "rt60_s": room.rt60_seconds,
             }
-            for condition in CONDITIONS:
+            for condition in conditions:
                 row[condition] = _summary(heard[condition])
-            row["cancelled_minus_alone_points"] = round(
-                100 * (row["cancelled"]["word_accuracy"] - row["alone"]["word_accuracy"]), 1
-            )
+            for engine in engines:
+                row[f"{engine}_minus_alone_points"] = round(
+                    100 * (row[engine]["word_accuracy"] - row["alone"]["word_accuracy"]), 1
+                )
             rows.append(row)
-            print(f"{voice.label} {room}: {row['cancelled_minus_alone_points']} points", flush=True)
-        canceller.close()
+            points = {e: row[f"{e}_minus_alone_points"] for e in engines}
+            print(f"{voice.label} {room}: {points} points", flush=True)
+        for canceller in cancellers.values():
+            canceller.close()
     write_results(
         "echo_words",
         {
             "commands": len(chosen),
             "reply_seconds": round(len(reply) / RATE, 2),
             "at_seconds": AT_SECONDS,
+            "engines": engines,
+            "shared_machine": True,
             "cpu_seconds": round(time.process_time() - started, 1),
             "rows": rows,
             "trials": trials,
         },
     )
     headers = ["family", "delay_ms", "rt60_s"]
-    for condition in CONDITIONS:
+    for condition in conditions:
         headers += [f"{condition} words", f"{condition} intent"]
-    headers.append("cancelled-alone pts")
+    headers += [f"{e}-alone pts" for e in engines]
     table = []
     for row in rows:
         cells: list[Any] = [row["family"], row["delay_ms"], row["rt60_s"]]
-        for condition in CONDITIONS:
+        for condition in conditions:
             cells += [row[condition]["word_accuracy"], row[condition]["intent_right"]]
-        cells.append(row["cancelled_minus_alone_points"])
+        cells += [row[f"{e}_minus_alone_points"] for e in engines]
         table.append(cells)
     print_table(headers, table)
 

@@ -51,11 +51,15 @@ class EchoSettings(Section):
     engine: str = option(
         "speex",
         check_choice(ECHO_ENGINES),
-        "speex (libspeexdsp1: keeps a person who talks over the reply) or webrtc (AEC3, "
-        "extra echo, +40 MB: more echo out, but it also mutes such a person)",
+        "speex (libspeexdsp1: keeps a person who talks over the reply), mdf (our own, "
+        "numpy: stops learning while a person talks over the reply, so it keeps more of "
+        "them) or webrtc (AEC3, extra echo, +40 MB: more echo out, but it also mutes such "
+        "a person)",
     )
-    tail_ms: int = option(
-        200, check_integer(50, 1000, " ms"), "speex: the room's echo tail it learns, ms"
+    tail_ms: int | None = option(
+        None,
+        check_optional(check_integer(50, 1000, " ms")),
+        "speex, mdf: the room's echo tail it learns, ms (null: speex 200, mdf 400)",
     )
     latency_ms: int | None = option(
         None,
