@@ -33,20 +33,26 @@ class AnswerGrammar:
     phones: tuple[tuple[str, str], ...]
 
 
-@functools.lru_cache(maxsize=4)
 def answer_grammar(language: str, cache_dir: str) -> AnswerGrammar:
-    """The answers' grammar for ``language``, its FSG written to ``cache_dir``."""
+    """The answers' grammar for ``language``, its FSG written to ``cache_dir`` (again if
+    the cache was pruned since: see built.py)."""
+    grammar, phones = _compiled(language)
+    return AnswerGrammar(grammar, cached_grammar(grammar, Path(cache_dir).expanduser()), phones)
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(language: str) -> tuple[Grammar, tuple[tuple[str, str], ...]]:
+    """The answers' grammar and the phones of its words (once per process)."""
     words = dictionary_words(default_dictionary(language))
     grammar = build_grammar(
         answer_intent_set(language), words.__contains__, lambda n: number_words(n, language)
     )
-    path = cached_grammar(grammar, Path(cache_dir).expanduser())
     phones = []
     for word in sorted(grammar.words):
         spelled = words.phones(word)
         if spelled:
             phones.append((word, " ".join(spelled)))
-    return AnswerGrammar(grammar, path, tuple(phones))
+    return grammar, tuple(phones)
 
 
 def add_answers(decoder: Any, answers: AnswerGrammar) -> None:
