@@ -55,6 +55,6 @@ def assemble(
         SlotGrammar(config, understanding, saved, lists),
         config.player,
         load_feedback_sounds(config.tts.feedback),
-        Dialogue(config.nlu.ha_timeout_seconds),
+        Dialogue(config.nlu.ha_timeout_seconds, question=understanding.question),
         on_action,
     )

@@ -114,12 +114,15 @@ def test_a_question_about_help_met_with_silence_still_alerts_unconfirmed() -> No
     [IntentResult(None), STATE, IntentResult("Stop", text="stop")],
     ids=["not-understood", "another-command", "stop"],
 )
-def test_any_answer_to_the_help_question_means_no_unconfirmed_alert(
+def test_an_answer_to_the_help_question_not_made_out_sends_it_unconfirmed_once(
     answer: IntentResult,
 ) -> None:
+    """Only a clear "no" drops the call (tests/test_help_answers.py): an answer the
+    satellite cannot make out sends it at once, marked unconfirmed, and only once."""
     dialogue = Dialogue()
     dialogue.handle(HELP, "u1", 1.0, doubtful=True)
-    dialogue.handle(answer, "u2", 5.0, doubtful=answer.intent is not None)
+    answered = dialogue.handle(answer, "u2", 5.0, doubtful=answer.intent is not None)
+    assert [e.severity for e in answered if isinstance(e, HelpRequested)] == ["unconfirmed"]
     assert dialogue.tick(1.0 + 2 * ANSWER_WINDOW_SECONDS) == []
 
 
@@ -129,8 +132,9 @@ def test_an_answer_under_way_when_the_window_ends_still_counts() -> None:
     end = 1.0 + ANSWER_WINDOW_SECONDS
     assert dialogue.tick(end + 0.1, hearing=True) == []  # someone is speaking
     assert dialogue.tick(end + 1.5, hearing=True) == []
-    answer = dialogue.handle(STATE, "u2", end + 2.0, doubtful=True)  # "no, I'm fine"
-    assert _replies(answer) == [REPLIES["not_understood"]] and not _did(answer)
+    no = IntentResult("AnswerNo", text="no i'm fine", confidence=0.95)
+    answer = dialogue.handle(no, "u2", end + 2.0)
+    assert _replies(answer) == [REPLIES["help_declined"]] and not _did(answer)
     assert dialogue.tick(end + 30.0) == []
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..audio.chunk import AudioChunk
+
+if TYPE_CHECKING:
+    from .answer_grammar import AnswerSearches
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,3 +109,13 @@ class SearchesInSteps(Protocol):
         self, frames: Sequence[AudioChunk]
     ) -> Generator[None, None, SttResult]:
         """``search_own_mean``, a step at a time."""
+
+
+@runtime_checkable
+class HearsAnswers(Protocol):
+    """A recognizer that can search the answers to the help question instead of the
+    commands (nlu/help_answers.py, stt/answer_grammar.py)."""
+
+    @property
+    def answer_searches(self) -> AnswerSearches:
+        """Which grammar it searches (``hear``: from the next utterance on)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..errors import SatelliteError
 from ..nlu.intents import IntentSet, load_intent_set
 from ..nlu.settings import NluSettings
+from .answer_grammar import answer_grammar
 from .base import SpeechRecognizer
 from .built import inputs_digest, load_built, prune, save_built
 from .fsg import Grammar, cached_grammar
@@ -94,6 +95,7 @@ def make_recognizer(
         pocketsphinx_model_dir(language),
         grammar_dictionary_for(language, grammar, path),
         mllr,
+        answer_grammar(language, settings.cache_dir),
     )
     recognizer.load_seconds = time.perf_counter() - started
     return recognizer

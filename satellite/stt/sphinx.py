@@ -11,6 +11,8 @@ when asked: in a loud room a device action must come out the same from the comma
 the other way, raw or denoised (``search_whole``); in a quiet room a command the
 streaming search did not trust is searched from its own cepstral mean, with the phone
 loop (``search_own_mean``). All three load a dictionary of the grammar's own words.
+While the help question is open (``answer_searches``) the two grammar decoders search
+the answers' grammar instead (stt/answer_grammar.py), a search of its own in each.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..errors import MissingDependencyError
+from .answer_grammar import AnswerGrammar, AnswerSearches
 from .base import SttResult, WordTiming, confidence
 from .cepstral_mean import MeanMeter, fresh_features
 from .fsg import Grammar
@@ -63,9 +66,11 @@ class PocketSphinxRecognizer:
         model_dir: Path,
         dictionary: Path | None = None,
         mllr: Path | None = None,
+        answers: AnswerGrammar | None = None,
     ) -> None:
         """``dictionary``: pronunciations of the grammar's words (default: all of CMUdict,
-        20 MB and 80 ms more per decoder); ``mllr``: a speaker's adaptation, or None."""
+        20 MB and 80 ms more per decoder); ``mllr``: a speaker's adaptation; ``answers``:
+        the answers' grammar (``answer_searches``); each may be None."""
         self.settings = settings
         self.grammar = grammar
         common: dict[str, Any] = {"lm": None, "bestpath": False, "compallsen": True}
@@ -76,12 +81,11 @@ class PocketSphinxRecognizer:
         self._phones.add_allphone_file("free", None)
         self._phones.activate_search("free")
         #: The grammar with default beams: searches again, paired with the phone loop
-        #: (``search_own_mean``), and alone as a second opinion (``search_whole``). It
-        #: scores every senone as the phone loop does, or the two scores could not be
-        #: compared. The second opinion alone need not, and was a quarter faster without,
-        #: but a decoder of its own cost 20 MB (its grammar search); the words it finds
-        #: are the same either way (every senone scored or the active ones only).
+        #: (``search_own_mean``: it scores every senone as the phone loop does, or the
+        #: scores could not be compared), and alone as a second opinion (``search_whole``).
         self._again = _decoder(model_dir, dictionary, fsg=fsg, **common)
+        #: Which grammar the two grammar decoders search: the commands' or the answers'.
+        self.answer_searches = AnswerSearches(grammar, (self._grammar, self._again), answers)
         #: Take the cepstral mean of a search's context (see ``fresh_features``).
         self._phone_meter = MeanMeter(self._phones, grammar)
         self._again_meter = MeanMeter(self._again, grammar)
@@ -112,7 +116,7 @@ class PocketSphinxRecognizer:
         phones = self._phones
         fresh_features((grammar, phones), self._phone_meter, self._context, self._grammar.get_cmn())
         self._searching = grammar
-        grammar.start_utt()
+        self.answer_searches.start(grammar)
         self._phones.start_utt()
         self._active = True
         self._frames = 0
@@ -184,14 +188,14 @@ class PocketSphinxRecognizer:
             return SttResult("", 0.0, in_grammar=False)
         check = self._again
         fresh_features((check,), self._again_meter, context)
-        check.start_utt()
+        self.answer_searches.start(check)
         yield
         for frame in frames:
             check.process_raw(frame.samples, False, False)
             yield
         check.end_utt()
         text = _hyp_text(check.hyp())
-        complete = bool(text) and self.grammar.accepts(text.split())
+        complete = bool(text) and self.answer_searches.grammar().accepts(text.split())
         return SttResult(text, 1.0 if complete else 0.0, (), complete)
 
     def search_own_mean(self, frames: Sequence[AudioChunk]) -> SttResult:
@@ -249,7 +253,7 @@ class PocketSphinxRecognizer:
         text = _hyp_text(hyp)
         words = tuple(self._words())
         score = utterance_score(self._score_ratio(hyp), words, self.settings.word_weight)
-        complete = bool(text) and self.grammar.accepts(text.split())
+        complete = bool(text) and self.answer_searches.grammar().accepts(text.split())
         in_grammar = complete and score is not None and score >= self.settings.rejection_threshold
         return SttResult(
             text,

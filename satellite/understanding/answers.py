@@ -8,6 +8,7 @@ from ..events import Event, UtteranceEnded
 from ..nlu import trust
 from ..nlu.events import Transcript, intent_event
 from ..nlu.fallback import FallbackJobs
+from ..nlu.help_answers import ANSWER_INTENTS
 from ..nlu.recognizer import IntentResult
 from ..stt.base import SttResult
 from ..stt.settings import SttSettings
@@ -85,7 +86,12 @@ class Answers:
         said_before = self._said_before(utterance_id, result)
         loud = report.loud if report is not None else loud
         doubtful = not said_before and trust.doubtful(result, loud, self.settings)
-        events: list[Event] = [intent_event(result, utterance_id, now)]
+        # an answer to the help question is no intent Home Assistant knows (the dialogue
+        # publishes the call for help it confirms)
+        published = (
+            IntentResult(None, text=result.text) if result.intent in ANSWER_INTENTS else result
+        )
+        events: list[Event] = [intent_event(published, utterance_id, now)]
         if not said_before:
             self._actions.append(AnswerDue(now, utterance_id, result, doubtful))
         return events

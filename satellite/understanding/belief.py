@@ -5,7 +5,8 @@ One the streaming search does not trust gives way to the utterance searched agai
 its own mean, if that one is trusted with ``own_mean_shift`` more score; in a loud room a
 device action must come out the same heard the other way too. A result judged at the
 pause that ended the utterance early comes again at its end: what was worked out for it
-is kept in the utterance's record, not worked out again.
+is kept in the utterance's record, not worked out again. An answer to the help question
+is read by the answers' templates (``begin``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import time
 from dataclasses import dataclass
 
 from ..nlu import trust
+from ..nlu.help_answers import answer_intent_set
 from ..nlu.recognizer import IntentResult, TemplateRecognizer
-from ..stt.base import SttResult, confidence
+from ..stt.base import HearsAnswers, SttResult, confidence
 from ..stt.session import HearingSession, SearchAside
 from ..stt.settings import SttSettings
 from ..stt.steps import Steps, run_through
@@ -87,10 +89,34 @@ class Belief:
         self.templates = templates
         self.settings = settings
         self.record = UtteranceRecord()
+        #: The utterance in progress is heard with the answers' grammar.
+        self.answering = False
+        self._answer_templates: TemplateRecognizer | None = None
 
-    def begin(self) -> None:
-        """A new utterance: nothing is worked out for it yet."""
+    @property
+    def answer_templates(self) -> TemplateRecognizer:
+        """The templates that read answers to the help question (made on first use)."""
+        if self._answer_templates is None:
+            language = self.templates.intent_set.language
+            self._answer_templates = TemplateRecognizer(answer_intent_set(language))
+        return self._answer_templates
+
+    @property
+    def reader(self) -> TemplateRecognizer:
+        """The templates that read the utterance in progress."""
+        return self.answer_templates if self.answering else self.templates
+
+    def begin(self, answer: bool = False) -> None:
+        """A new utterance: nothing is worked out for it yet; ``answer``: it began while
+        the help question was open, and is heard with the answers' grammar if the
+        recognizer has one."""
         self.record = UtteranceRecord()
+        recognizer = self.hearing.recognizer
+        self.answering = isinstance(recognizer, HearsAnswers) and (
+            recognizer.answer_searches.hear(answer)
+        )
+        if self.answering:
+            _ = self.answer_templates  # parsed now, not in the frame that decides
 
     def read(self, stt: SttResult) -> IntentResult:
         """What the templates make of a grammar result (once per result)."""
@@ -99,7 +125,7 @@ class Belief:
         known = self.record.reading
         if known is not None and known.stt is stt:
             return known.result
-        result = self.templates.recognize(stt.text)
+        result = self.reader.recognize(stt.text)
         self.record.reading = Reading(stt, result)
         return result
 
@@ -121,7 +147,7 @@ class Belief:
         again = yield from self._search_own_mean(stt, heard_until)
         if again is None or not again.in_grammar:
             return Believed(stt, result, False, 0.0)
-        reading = self.templates.recognize(again.text)
+        reading = self.reader.recognize(again.text)
         shift = self.settings.own_mean_shift + margin
         if not (yield from self._trusted(again, reading, heard_until, shift)):
             return Believed(stt, result, False, 0.0)
@@ -173,7 +199,7 @@ class Belief:
             return True
         started = time.perf_counter()
         other = search.heard
-        reading = self.templates.recognize(other.text) if other.text else IntentResult(None)
+        reading = self.reader.recognize(other.text) if other.text else IntentResult(None)
         agreed = trust.same_request(reading, result)
         timed = SearchAside(other, round(search.ms + ms_since(started), 2))
         self.record.other_way = SearchedAgain(stt, timed, agreed)

@@ -23,6 +23,9 @@ whether a result is believed (by the rules in nlu/trust.py) and nlu/fallback.py 
 fallback's jobs. ``Understanding`` drives them from the recorder's events and reports
 each utterance. Their work (searches, and decisions on what they heard) is queued in
 order and done a few steps per frame (``advance``), not in bursts that hold up the loop.
+An utterance that begins while the help question is open (``question``, opened and
+closed by the dialogue) is heard with the answers' grammar and templates
+(nlu/help_answers.py) when the recognizer has them.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from ..audio.chunk import AudioChunk
 from ..events import Event, SpeechStarted, UtteranceEnded
 from ..frontend.recorder import Phase, UtteranceRecorder
 from ..nlu.fallback import FallbackJobs
+from ..nlu.help_answers import HelpQuestion
 from ..nlu.llm import LlmFallback
 from ..nlu.recognizer import TemplateRecognizer
 from ..prosody.monitor import ProsodyMonitor
@@ -86,6 +90,7 @@ class Understanding:
         self._pause_token = 0
         #: The utterance decided last was a complete, sure command (``Answers.sure``).
         self._complete = False
+        self.question = HelpQuestion()  # open while the dialogue awaits an answer about help
 
     @property
     def recognizer(self) -> SpeechRecognizer:
@@ -130,8 +135,8 @@ class Understanding:
         started = [e for e in new_events if isinstance(e, SpeechStarted)]
         if started:
             self._pause_token += 1
-            following_on = recorder.following_on
-            self.hearing.queue(self._begin_steps(started[-1].utterance_id, following_on))
+            following_on, answer = recorder.following_on, self.question.open
+            self.hearing.queue(self._begin_steps(started[-1].utterance_id, following_on, answer))
             self.hearing.start(frame, recorder.frames, recorder.continuous, mic)
             self._listening = True
             self._checked_silence = False
@@ -185,9 +190,9 @@ class Understanding:
         ready, self._ready = self._ready, []
         return ready
 
-    def _begin_steps(self, utterance_id: str, following_on: bool) -> Steps[None]:
-        """A new utterance (once the one before it is decided)."""
-        self.belief.begin()
+    def _begin_steps(self, utterance_id: str, following_on: bool, answer: bool) -> Steps[None]:
+        """A new utterance (once the one before it is decided; ``answer``: ``Belief.begin``)."""
+        self.belief.begin(answer)
         if following_on:  # it went on from the utterance reported last
             self.answers.went_on(utterance_id)
         return
@@ -283,10 +288,8 @@ class Understanding:
     def replace_recognizer(
         self, recognizer: SpeechRecognizer, templates: TemplateRecognizer
     ) -> bool:
-        """Use a recognizer and templates built for new slot lists (names and areas).
-
-        Only between utterances: returns False while one is being heard (try again).
-        """
+        """Use a recognizer and templates built for new slot lists (names and areas), only
+        between utterances: returns False while one is being heard (try again)."""
         if self._listening or self.busy:
             return False
         self.recognizer.reset()

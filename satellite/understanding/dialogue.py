@@ -12,11 +12,14 @@ say that again", or for a call for help "Do you need help?") and listens without
 word (a ``ListenAgain`` action). The same request heard again within
 ``ANSWER_WINDOW_SECONDS`` goes out at once, doubtful or not (a call for help repeated in
 any words is one); a different doubtful one is not understood (it asks only once).
-A call for help that was asked about and met with silence is not dropped: when the
-window ends with no utterance heard at all, a ``HelpRequested`` of severity
-``unconfirmed`` goes out (someone who called faintly in a noisy room may not be able to
-answer), so a caregiver can look in; any answer, even one not understood, means the
-person could speak, and the question lapses as before.
+While the help question is open (``question``, shared with understanding, which hears
+its answer with a small grammar of answers: nlu/help_answers.py), the answer decides
+(``answer_to_help``): "yes", "yes please", "I do" or help asked for again in any words
+sends the call for help at once, confirmed; a clear "no" ("no thanks", "I'm fine",
+"never mind") drops it; anything else (not understood, a doubtful "no", another
+command) sends it marked ``unconfirmed``: a call for help is never lost to an answer the
+satellite could not make out. Silence for the whole window sends it ``unconfirmed`` too
+(someone who called faintly in a noisy room may not be able to answer).
 Understanding publishes a doubtful hearing as not understood (Home Assistant acts on
 intent events), so a request confirmed by a second doubtful hearing gets its
 ``IntentRecognized`` from here.
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from ..actions import Action, HaIntentRequested, ListenAgain, PlaybackControl, ReplyRequested
 from ..events import Event
 from ..nlu.events import HelpRequested, intent_event
+from ..nlu.help_answers import ANSWER_INTENTS, ANSWER_NO, ANSWER_YES, HELP, HelpQuestion
 from ..nlu.intents import CARE_INTENTS
 from ..nlu.recognizer import IntentResult
 from ..nlu.trust import same_request
@@ -48,6 +52,9 @@ REPLIES = {
     "say_again": "Sorry, say that again.",
     "confirm_help": "Do you need help? Say help again if you do.",
     "help_unanswered": "I'm letting a caregiver know, to make sure you're all right.",
+    "help_declined": "Okay, I won't call anyone.",
+    "help_unclear": "I didn't catch that. I'm letting a caregiver know, to make sure "
+    "you're all right.",
 }
 #: Severity of a call for help that was asked about and never answered.
 UNCONFIRMED = "unconfirmed"
@@ -82,8 +89,13 @@ class Dialogue:
         ha_timeout_seconds: float = 5.0,
         volume: int = 70,
         now: Callable[[], dt.datetime] = dt.datetime.now,
+        question: HelpQuestion | None = None,
     ) -> None:
+        """``question``: open while this dialogue waits for an answer to the help
+        question (share understanding's, so it hears the answer with the answers'
+        grammar)."""
         self.ha_timeout_seconds = ha_timeout_seconds
+        self.question = question or HelpQuestion()
         self.volume = volume
         self._now = now
         self._last_reply = ""
@@ -105,11 +117,13 @@ class Dialogue:
     ) -> list[Event | Action]:
         """React to an understood (or not understood) utterance; a ``doubtful`` one is
         asked about once more instead of acted on."""
-        asked, self._asked = self._asked, None
+        asked = self._ask(None)
+        if asked is not None and asked.result.intent == HELP:  # (no lapse: see ``tick``)
+            return self._answer_help(asked, result, utterance_id, at_seconds, doubtful)
         if asked is not None and at_seconds > asked.until_seconds:
             asked = None
         intent = result.intent
-        if intent is None:
+        if intent is None or intent in ANSWER_INTENTS:  # an answer, with no question
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if asked is not None and repeats(asked.result, result):
             if doubtful:  # heard twice: it goes out at once, published from here
@@ -118,7 +132,7 @@ class Dialogue:
         elif doubtful and asked is not None:
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if doubtful:
-            self._asked = _Asked(result, utterance_id, at_seconds + ANSWER_WINDOW_SECONDS)
+            self._ask(_Asked(result, utterance_id, at_seconds + ANSWER_WINDOW_SECONDS))
             question = REPLIES["confirm_help" if intent == "CallForHelp" else "say_again"]
             _LOGGER.info("Doubtful %s (%r): asking once more", intent, result.text)
             return [
@@ -154,26 +168,51 @@ class Dialogue:
         events: list[Event | Action] = []
         asked = self._asked
         if asked is not None and at_seconds > asked.until_seconds and hearing:
-            self._asked = _Asked(asked.result, asked.utterance_id, at_seconds + HEARD_GRACE_SECONDS)
+            self._ask(_Asked(asked.result, asked.utterance_id, at_seconds + HEARD_GRACE_SECONDS))
         elif asked is not None and at_seconds > asked.until_seconds:
-            self._asked = None
-            if asked.result.intent == "CallForHelp":
+            self._ask(None)
+            if asked.result.intent == HELP:
                 _LOGGER.warning("Nobody answered whether help is needed: alerting anyway")
-                alert = HelpRequested(
-                    timestamp_seconds=at_seconds,
-                    utterance_id=asked.utterance_id,
-                    text=asked.result.text,
-                    severity=UNCONFIRMED,
-                )
-                events += [
-                    alert,
-                    *self._say(asked.utterance_id, REPLIES["help_unanswered"], at_seconds),
-                ]
+                events += self._unconfirmed(asked, at_seconds, REPLIES["help_unanswered"])
         for utterance_id, pending in list(self._pending.items()):
             if at_seconds >= pending.deadline_seconds:
                 del self._pending[utterance_id]
                 events.extend(self._say(utterance_id, REPLIES["ha_timeout"], at_seconds))
         return events
+
+    # --- the help question --------------------------------------------------------------
+
+    def _ask(self, asked: _Asked | None) -> _Asked | None:
+        """Ask about ``asked`` (None: nothing); the question asked before, if any."""
+        before, self._asked = self._asked, asked
+        self.question.open = asked is not None and asked.result.intent == HELP
+        return before
+
+    def _answer_help(
+        self, asked: _Asked, answer: IntentResult, utterance_id: str, at: float, doubtful: bool
+    ) -> list[Event | Action]:
+        """The help question answered: see ``answer_to_help``."""
+        verdict = answer_to_help(answer, doubtful)
+        _LOGGER.info("Asked whether help is needed: %r, %s", answer.text, verdict)
+        if verdict == "no":
+            return self._say(utterance_id, REPLIES["help_declined"], at)
+        if verdict == "unclear":
+            return self._unconfirmed(asked, at, REPLIES["help_unclear"])
+        confirmed = IntentResult(HELP, {}, answer.confidence, answer.source, answer.text)
+        events: list[Event | Action] = []
+        if doubtful or answer.intent != HELP:  # understanding published it as not understood
+            events.append(intent_event(confirmed, utterance_id, at))
+        return events + self._care(HELP, confirmed, utterance_id, at)
+
+    def _unconfirmed(self, asked: _Asked, at: float, reply: str) -> list[Event | Action]:
+        """The call for help ``asked`` about sent on, marked unconfirmed."""
+        alert = HelpRequested(
+            timestamp_seconds=at,
+            utterance_id=asked.utterance_id,
+            text=asked.result.text,
+            severity=UNCONFIRMED,
+        )
+        return [alert, *self._say(asked.utterance_id, reply, at)]
 
     # --- care intents -----------------------------------------------------------------
 
@@ -214,6 +253,18 @@ class Dialogue:
     def _say(self, utterance_id: str, text: str, at_seconds: float) -> list[Event | Action]:
         self._last_reply = text
         return [ReplyRequested(timestamp_seconds=at_seconds, utterance_id=utterance_id, text=text)]
+
+
+def answer_to_help(answer: IntentResult, doubtful: bool) -> str:
+    """What an answer to the help question means: ``yes`` (help is wanted: "yes", "I
+    do", help again in any words, however doubtful), ``no`` (a "no" heard clearly, not
+    ``doubtful``), or ``unclear`` (anything else, a doubtful "no" among it: the call goes
+    out unconfirmed, never lost)."""
+    if answer.intent in (ANSWER_YES, HELP):
+        return "yes"
+    if answer.intent == ANSWER_NO and not doubtful:
+        return "no"
+    return "unclear"
 
 
 def repeats(asked: IntentResult, answer: IntentResult) -> bool:

@@ -1,0 +1,66 @@
+"""The answers to the help question, and the intents they are heard as.
+
+When a call for help is doubtful the dialogue asks "Do you need help? Say help again if
+you do" and listens without the wake word. The commands' grammar has no "yes" or "no"
+(HA's templates do not, and they must not become commands), so while that question is
+open the recognizer searches a small grammar of its own instead: the answers in
+``help_answers_<language>.yaml`` (``AnswerYes``, ``AnswerNo``) and ``CallForHelp``'s
+sentences from the care intents (help asked for again, in any words). Outside the
+question nothing hears these sentences, and the dialogue takes an answer intent only
+while the question is open.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .intents import IntentSet, UnknownLanguageError, care_intents_yaml
+
+_DIR = Path(__file__).resolve().parent
+
+#: "yes", "yes please", "I do": help is wanted.
+ANSWER_YES = "AnswerYes"
+#: "no", "no thanks", "I'm fine", "never mind": it is not.
+ANSWER_NO = "AnswerNo"
+ANSWER_INTENTS = frozenset({ANSWER_YES, ANSWER_NO})
+#: The care intent heard among the answers (help asked for again).
+HELP = "CallForHelp"
+
+
+def answers_yaml(language: str) -> dict[str, Any]:
+    """The answer templates for ``language``, with CallForHelp's from the care intents."""
+    short = language.split("_", maxsplit=1)[0]
+    path = _DIR / f"help_answers_{short}.yaml"
+    if not path.is_file():
+        raise UnknownLanguageError(
+            f"No answers to the help question for language {language!r}. Fix: set "
+            f"satellite.language to one of: "
+            f"{', '.join(sorted(p.stem[13:] for p in _DIR.glob('help_answers_*.yaml')))}"
+        )
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["intents"][HELP] = care_intents_yaml(language)["intents"][HELP]
+    return data
+
+
+def answer_intent_set(language: str) -> IntentSet:
+    """The answers as an intent set (no slots, no skip words: "please" is an answer)."""
+    import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
+
+    data = answers_yaml(language)
+    intents = hassil.Intents.from_dict(data)
+    names = tuple(sorted(intents.intents))
+    return IntentSet(language, intents, dict(intents.slot_lists), names)
+
+
+class HelpQuestion:
+    """Whether the help question is open: the dialogue opens and closes it; understanding
+    hears an utterance that begins while it is open with the answers' grammar. One
+    object shared by the two (``Understanding.question``, ``Dialogue(question=...)``)."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open = False
