@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from enum import StrEnum
 
-from .actions import Action, BargeIn, StopSaid
+from .actions import Action
 from .audio.chunk import AudioChunk
 from .audio.framer import Framer
 from .config import Config
@@ -22,9 +22,9 @@ from .frontend.recorder import Phase
 from .prosody.monitor import ProsodyMonitor
 from .stages import Stages, build_stages
 from .stt.hearing import MicHistory
-from .stt.keywords import StopHeard
 from .supervisor import Supervisor
 from .understanding import Understanding
+from .while_speaking import WhileSpeaking
 
 _LOGGER = logging.getLogger(__name__)
 #: Why an utterance still being spoken when the input ran out ended (``end_of_input``).
@@ -88,36 +88,6 @@ def understand_more(
     return supervisor.guard(understanding, lambda f: work(f, recorder), frame, nothing, events)
 
 
-def cancel_echo(
-    supervisor: Supervisor,
-    stages: Stages,
-    frame: AudioChunk,
-    events: list[Event],
-    speaking: bool,
-    actions: list[Action],
-) -> AudioChunk:
-    """The microphone with the speaker's echo taken out (first in the loop: the canceller
-    needs it as it was heard); while ``speaking``, a stop word heard in what is left
-    (``frontend.echo.hear_while_speaking``) adds a ``StopSaid`` to ``actions``."""
-    echo, spotter = stages.echo, stages.stop_words
-    if echo is None:
-        return frame
-    failures = supervisor.errors_by_stage.get(echo.name, 0)
-    cancelled = supervisor.guard(echo, echo.process, frame, frame, events)
-    if spotter is None:
-        return cancelled
-    if supervisor.errors_by_stage.get(echo.name, 0) != failures:
-        spotter.reset()  # the canceller starts again: what the gate knew of it is gone
-    playing = speaking and echo.cancelling
-    nothing: StopHeard | None = None
-    heard = lambda f: spotter.hear(frame, f, playing)  # noqa: E731
-    said = supervisor.guard(spotter, heard, cancelled, nothing, events)
-    if said is not None:
-        _LOGGER.info("Heard %r over the reply (%.1f dB over its echo)", said.word, said.margin_db)
-        actions.append(StopSaid(said.timestamp_seconds, word=said.word))
-    return cancelled
-
-
 def wake_event(hit: WakeHit) -> WakeDetected:
     """The event a wake word heard gives."""
     return WakeDetected(
@@ -147,10 +117,10 @@ class Pipeline:
         self.stages = stages
         self._framer = Framer()
         self._state = State.LISTENING if stages.wake is None else State.IDLE
-        self._speaking = False
         self._mic = MicHistory()
         self._last_frame: AudioChunk | None = None
         self._supervisor = Supervisor()
+        self._voice = WhileSpeaking(stages, self._supervisor)
         self._actions: list[Action] = []
 
     def set_wake_words(self, models: tuple[str, ...]) -> None:
@@ -184,7 +154,7 @@ class Pipeline:
     @property
     def speaking(self) -> bool:
         """True while the satellite's own voice is playing (see ``set_speaking``)."""
-        return self._speaking
+        return self._voice.speaking
 
     def set_speaking(self, speaking: bool) -> None:
         """Tell the loop whether the satellite is speaking (call it from the loop's thread).
@@ -194,11 +164,11 @@ class Pipeline:
         a ``BargeIn`` action (stop the player on it; see ``take_actions``), clears the flag
         and starts listening; a stop word heard over it (echo on) a ``StopSaid``.
         """
-        self._speaking = speaking
+        self._voice.speaking = speaking
 
     def idle_frames(self) -> int:
         """Frames the loop may take at one wake-up (see ``frames_at_once``)."""
-        return frames_at_once(self.stages, self._state is State.IDLE and not self._speaking)
+        return frames_at_once(self.stages, self._state is State.IDLE and not self._voice.speaking)
 
     def listen_again(self, at_seconds: float) -> list[Event]:
         """Listen for an utterance with no wake word from ``at_seconds`` (the satellite
@@ -270,7 +240,7 @@ class Pipeline:
         self._framer.reset()
         self._last_frame = None
         self._state = State.LISTENING if s.wake is None else State.IDLE
-        self._speaking = False
+        self._voice.reset()
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -284,7 +254,7 @@ class Pipeline:
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
         self._last_frame = frame
-        frame = cancel_echo(self._supervisor, s, frame, events, self._speaking, self._actions)
+        frame = self._voice.cancel_echo(frame, events, self._actions)
         clean = self._supervisor.guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
             self._mic.add(frame, clean)  # what the recognizer hears (before the gain)
@@ -308,14 +278,10 @@ class Pipeline:
         if not s.recorder.active:
             s.recorder.remember(clean)
             if hit is not None:
-                if self._speaking:
-                    self._speaking = False
-                    self._actions.append(
-                        BargeIn(round(hit.timestamp_seconds, 3), wake_word=hit.wake_word)
-                    )
+                self._voice.barge_in(hit, self._actions)
                 self._on_wake(hit, events)
             return
-        if self._speaking:
+        if self._voice.speaking:
             return  # the satellite's own voice: not for the VAD or the recorder
         probability = self._supervisor.guard(s.vad, s.vad.process, clean, 0.0, events)
         self._record(clean, probability, events)
