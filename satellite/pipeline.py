@@ -9,7 +9,6 @@ listening goes on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from enum import StrEnum
 
 from .actions import Action
@@ -19,7 +18,7 @@ from .config import Config
 from .events import Event, StateChanged, UtteranceEnded, WakeDetected
 from .frontend.base import WakeHit
 from .frontend.recorder import Phase
-from .prosody.monitor import ProsodyMonitor
+from .pipeline_steps import frames_at_once, hears_someone, understand_more, with_prosody
 from .stages import Stages, build_stages
 from .stt.hearing import MicHistory
 from .supervisor import Supervisor
@@ -36,56 +35,6 @@ class State(StrEnum):
 
     IDLE = "idle"
     LISTENING = "listening"
-
-
-def prosody_of(
-    prosody: ProsodyMonitor, utterance: UtteranceEnded
-) -> Callable[[AudioChunk], list[Event]]:
-    """The supervised call that measures ``utterance``'s speech rate."""
-    return lambda _frame: prosody.process(utterance)
-
-
-def with_prosody(
-    supervisor: Supervisor, stages: Stages, frame: AudioChunk, new: list[Event], events: list[Event]
-) -> list[Event]:
-    """``new`` and the speech rate of each utterance it ends, when prosody runs on its own
-    (with understanding, it runs there)."""
-    prosody = stages.prosody
-    no_events: list[Event] = []
-    if prosody is not None and stages.understanding is None:
-        for utterance in [e for e in new if isinstance(e, UtteranceEnded)]:
-            measure = prosody_of(prosody, utterance)
-            new = new + supervisor.guard(prosody, measure, frame, no_events, events)
-    return new
-
-
-def frames_at_once(stages: Stages, idle: bool) -> int:
-    """How many 10 ms frames the loop may take at one wake-up with nothing decided later
-    than frame by frame: 1 unless ``idle`` (no wake word heard, the satellite not
-    speaking) with no utterance being heard or worked out; then the frames up to the one
-    in which the wake word model next decides."""
-    understanding = stages.understanding
-    if (
-        not idle
-        or stages.wake is None
-        or stages.recorder.active
-        or (understanding is not None and not understanding.settled)
-    ):
-        return 1
-    return stages.wake.frames_to_decision()
-
-
-def understand_more(
-    supervisor: Supervisor, stages: Stages, frame: AudioChunk, events: list[Event], at_once: bool
-) -> list[Event]:
-    """The supervised call that does understanding's waiting work (a frame's share, or
-    ``at_once`` all of it) and gives what it concluded."""
-    understanding, recorder = stages.understanding, stages.recorder
-    if understanding is None:
-        return []
-    work = understanding.catch_up if at_once else understanding.advance
-    nothing: list[Event] = []
-    return supervisor.guard(understanding, lambda f: work(f, recorder), frame, nothing, events)
 
 
 def wake_event(hit: WakeHit) -> WakeDetected:
@@ -146,10 +95,7 @@ class Pipeline:
         the utterance and the follow-on window after it are over (in continuous mode:
         during an utterance). Replies wait for it to pass rather than talk over the
         person and deafen the microphone."""
-        recorder = self.stages.recorder
-        if recorder.continuous:
-            return recorder.phase is Phase.IN_SPEECH
-        return recorder.active
+        return hears_someone(self.stages.recorder, self._voice.listens)
 
     @property
     def speaking(self) -> bool:
@@ -157,14 +103,9 @@ class Pipeline:
         return self._voice.speaking
 
     def set_speaking(self, speaking: bool) -> None:
-        """Tell the loop whether the satellite is speaking (call it from the loop's thread).
-
-        While it speaks, the microphone hears the satellite's own voice: the VAD and the
-        recorder ignore those frames and only the wake word runs. A wake word then gives
-        a ``BargeIn`` action (stop the player on it; see ``take_actions``), clears the flag
-        and starts listening; a stop word heard over it (echo on) a ``StopSaid``.
-        """
-        self._voice.speaking = speaking
+        """Tell the loop whether the satellite is speaking (from the loop's thread); what
+        it hears meanwhile: satellite/while_speaking.py."""
+        self._voice.set_speaking(speaking)
 
     def idle_frames(self) -> int:
         """Frames the loop may take at one wake-up (see ``frames_at_once``)."""
@@ -227,9 +168,12 @@ class Pipeline:
         """What the satellite is to do since the last call, in order: barge-in, and the
         answers understanding owes (the app carries them out; nothing is published)."""
         actions, self._actions = self._actions, []
-        if self.stages.understanding is not None:
-            actions += self.stages.understanding.take_actions()
-        return actions
+        understanding = self.stages.understanding
+        if understanding is not None:
+            actions += understanding.take_actions()
+        settled = understanding is None or understanding.settled
+        at = 0.0 if self._last_frame is None else self._last_frame.end_seconds
+        return self._voice.settle(actions, self.stages.recorder.active, settled, at)
 
     def reset(self) -> None:
         """Reset every stage and return to the starting state."""
@@ -275,6 +219,9 @@ class Pipeline:
         if hit is not None and s.recorder.following_on:
             self._start_over(hit, clean, events)
             return
+        hears = self._voice.over_reply  # while speaking: someone over the reply
+        if hit is None and hears(clean, events, self._actions, self._record, self._listen_from):
+            return
         if not s.recorder.active:
             s.recorder.remember(clean)
             if hit is not None:
@@ -297,11 +244,16 @@ class Pipeline:
         self._on_wake(hit, events)
 
     def _on_wake(self, hit: WakeHit, events: list[Event]) -> None:
-        s = self.stages
         events.append(wake_event(hit))
-        self._set_state(State.LISTENING, hit.timestamp_seconds, events)
+        self._listen_from(hit.timestamp_seconds, events)
+
+    def _listen_from(self, at_seconds: float, events: list[Event]) -> None:
+        """Look for an utterance from ``at_seconds`` (a wake word's, or someone's who
+        spoke over the reply), the VAD run again over the audio kept before it."""
+        s = self.stages
+        self._set_state(State.LISTENING, at_seconds, events)
         s.vad.reset()
-        warm_up, search = s.recorder.start_after_wake(hit.timestamp_seconds)
+        warm_up, search = s.recorder.start_after_wake(at_seconds)
         for past in warm_up:
             self._supervisor.guard(s.vad, s.vad.process, past, 0.0, events)
         for past in search:
