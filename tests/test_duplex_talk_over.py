@@ -7,6 +7,10 @@ through a simulated room (tests/room.py), the echo 6 dB louder than the person.
 
 from __future__ import annotations
 
+import queue
+import time
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -18,16 +22,21 @@ from satellite.actions import (
     ReplyResumed,
     StopSaid,
 )
+from satellite.app import SatelliteApp
+from satellite.audio.chunk import AudioChunk
 from satellite.config import Config, validate
-from satellite.events import SpeechStarted, UtteranceEnded
+from satellite.events import SpeechStarted, StateChanged, UtteranceEnded
+from satellite.mqtt.payloads import SayRequest
 from satellite.nlu.recognizer import IntentResult
 from satellite.pipeline import Pipeline, build_pipeline
 from satellite.supervisor import Supervisor
+from satellite.tts.espeak import EspeakEngine
 from satellite.understanding import build_understanding
 from satellite.while_speaking import WhileSpeaking
 from tests import corpus, synth
 from tests.duplex_room import Replying, Turn, reply_audio
 from tests.room import Float, Room
+from tests.test_duplex import PacedSink, Published
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
 ECHO_ON = {"frontend": {"echo": {"enabled": True}}}
@@ -180,3 +189,62 @@ def test_a_paused_reply_is_resumed_only_when_nothing_answered(
     assert [isinstance(a, ReplyResumed) for a in out] == ([True] if resumed else [])
     assert voice.paused_at is None
     assert not [a for a in out if isinstance(a, BargeIn)]
+
+
+class PausesOnce:
+    """The real pipeline, plus someone heard over the first reply and nothing understood
+    of it: how the app carries out ``ReplyPaused`` and ``ReplyResumed`` (the pipeline's
+    side is tested above)."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+        self.paused = self.resumed = False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.pipeline, name)
+
+    @property
+    def hearing(self) -> bool:
+        return self.pipeline.hearing
+
+    def take_actions(self) -> list[Action]:
+        actions = self.pipeline.take_actions()
+        if self.pipeline.speaking and not self.paused:
+            self.paused = True
+            actions.append(ReplyPaused(0.0, onset_seconds=0.0))
+        elif self.paused and not self.resumed and not self.pipeline.speaking:
+            self.resumed = True
+            actions.append(ReplyResumed(0.0))
+        return actions
+
+
+def test_the_app_stops_a_paused_reply_and_says_it_again_when_resumed() -> None:
+    published = Published()
+    application = SatelliteApp(
+        PausesOnce(build_pipeline(Config())),  # type: ignore[arg-type]
+        published,
+        queue.Queue(),
+        EspeakEngine(),
+        PacedSink(),
+        published.publish,
+    )
+    try:
+        application.handle(SayRequest("The kitchen light is on.", "r1"))
+
+        def microphone() -> Iterator[AudioChunk]:
+            for step in range(600):  # until the reply has been said again
+                states = [e.state for e in published.events if isinstance(e, StateChanged)]
+                if states.count("responding") >= 2 and states[-1] == "idle":
+                    return
+                time.sleep(0.005)
+                yield AudioChunk(16000, 2, 1, bytes(320), step * 0.01)
+
+        application.run(microphone())
+    finally:
+        application.close()
+    states = [e.state for e in published.events if isinstance(e, StateChanged)]
+    assert states.count("responding") == 2  # stopped, then said again
+    done = []
+    while not published.raw.empty():
+        done.append(published.raw.get())
+    assert len(done) == 1 and b'"stopped"' in done[0][1]  # its request was answered once
