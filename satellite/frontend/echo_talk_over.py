@@ -8,15 +8,15 @@ the last ``WINDOW_FRAMES`` the cancelled audio is above what the canceller leave
 echo by a margin (from the start of a reply: the gate carries the echo loss it measured
 on the last one, as the canceller carries its filter). The window is shorter than the
 stop words' (they judge a whole word; this judges an onset, to pause the reply within
-300 ms of it), so it swings more on the
-satellite's own voice, most in a reverberant room (up to ~13 dB at RT60 0.6 s, where the
-room rings on past the canceller's 200 ms filter; under 8 dB at RT60 <= 0.4 s). The
-margin is therefore the larger of ``margin_db`` and ``HEADROOM_DB`` above the most the
-gate measured on the satellite's own voice over its last ``LEARN_REPLIES`` replies (a
-reply someone spoke over is not learnt from): a quiet room keeps the base margin, a
-ringing one raises it and hears fewer people rather than itself.
+300 ms of it), so it swings more on the satellite's own voice, most in a reverberant room
+(up to ~13 dB at RT60 0.6 s, where the room rings on past the canceller's 200 ms filter;
+under 8 dB at RT60 <= 0.4 s). The margin is therefore the larger of ``margin_db`` and
+``HEADROOM_DB`` above the most the gate measured on the satellite's own voice over its
+last ``LEARN_REPLIES`` replies (a reply someone spoke over is not learnt from): a quiet
+room keeps the base margin, a ringing one raises it and hears fewer people rather than
+itself.
 
-Measured on a simulated room (``python -m bench.duplex --talk-over``,
+Measured on a simulated room (``python -m bench.duplex_talk_over``,
 bench/results/duplex_talk_over.json).
 """
 
