@@ -93,9 +93,8 @@ class DoubleTalkGate:
         was echo to take out (a person heard while nothing played, passed through, would
         make it look small), and with too little echo in the history (a reply just
         began) it is the loss measured last (the canceller keeps what it learnt of the
-        room between replies). Without it (the stop words) quiet passed through counts
-        too, which keeps the gate shut at the start of a reply: measured with it, three
-        replies in 126 stopped themselves at RT60 0.6 s (bench/duplex_talk_over.py)."""
+        room between replies). Without it (the stop words) the loss is measured as
+        bench/duplex.py measured it: over every frame of the history."""
         history = len(self._mic) - window_frames
         if history < MIN_HISTORY_FRAMES:
             return None
