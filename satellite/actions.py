@@ -79,3 +79,18 @@ class StopSaid(Action):
     ``stop`` control does (no wake word: nothing is listened for after it)."""
 
     word: str
+
+
+@dataclass(frozen=True)
+class ReplyPaused(Action):
+    """Someone spoke over the satellite's reply (echo cancellation and hearing while
+    speaking on): stop playing it now and listen; what they said is heard as an
+    utterance. ``onset_seconds``: where their speech began (the microphone's clock)."""
+
+    onset_seconds: float
+
+
+@dataclass(frozen=True)
+class ReplyResumed(Action):
+    """What was said over the paused reply came to nothing (no speech heard, or nothing
+    understood): say the paused reply again. Anything understood answers instead."""

@@ -39,7 +39,9 @@ from .actions import (
     HaIntentRequested,
     ListenAgain,
     PlaybackControl,
+    ReplyPaused,
     ReplyRequested,
+    ReplyResumed,
     StopSaid,
 )
 from .app_commands import CommandHandling
@@ -126,6 +128,10 @@ class SatelliteApp(CommandHandling):
         self.on_action = on_action
         #: The dialogue asked something: listen without a wake word once it is said.
         self._listen_after_reply = False
+        #: What was handed to the voice since it last fell silent, and of it what a
+        #: person spoke over (``ReplyPaused``), said again on ``ReplyResumed``.
+        self._spoken: list[SpeakJob] = []
+        self._paused: list[SpeakJob] = []
 
     # --- the frame loop -----------------------------------------------------------------
 
@@ -232,6 +238,13 @@ class SatelliteApp(CommandHandling):
             self.voice.stop()
         elif isinstance(item, StopSaid):  # as the stop control
             self._stop_speaking()
+        elif isinstance(item, ReplyPaused):  # stopped: the echo ends, the person is heard
+            self._paused = [dataclasses.replace(job, request_id=None) for job in self._spoken]
+            self.voice.stop()
+        elif isinstance(item, ReplyResumed):  # from its start (its say/done went out)
+            resumed, self._paused = self._paused, []
+            for job in resumed:
+                self._say(job)
         elif isinstance(item, ReplyRequested):
             self._acknowledge.answered(item.utterance_id)
             if self.pipeline.hearing:
@@ -264,6 +277,7 @@ class SatelliteApp(CommandHandling):
 
     def _speak(self, job: SpeakJob) -> None:
         chime = self.sounds.get("awake") if job.preannounce else None
+        self._spoken.append(job)
         self.voice.deliver(job.text, job.request_id, job.audio, chime)
 
     def _speak_held(self, at_last: bool = False) -> None:
@@ -292,6 +306,8 @@ class SatelliteApp(CommandHandling):
             elif isinstance(notice, Speaking):
                 self._speaking = notice.speaking
                 self.pipeline.set_speaking(notice.speaking)
+                if not notice.speaking:
+                    self._spoken = []
                 if not self.muted:
                     self._set_state("responding" if notice.speaking else "idle")
                 if not notice.speaking and self._listen_after_reply:

@@ -9,22 +9,21 @@ listening goes on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from enum import StrEnum
 
-from .actions import Action, BargeIn, StopSaid
+from .actions import Action
 from .audio.chunk import AudioChunk
 from .audio.framer import Framer
 from .config import Config
 from .events import Event, StateChanged, UtteranceEnded, WakeDetected
 from .frontend.base import WakeHit
 from .frontend.recorder import Phase
-from .prosody.monitor import ProsodyMonitor
+from .pipeline_steps import frames_at_once, hears_someone, understand_more, with_prosody
 from .stages import Stages, build_stages
 from .stt.hearing import MicHistory
-from .stt.keywords import StopHeard
 from .supervisor import Supervisor
 from .understanding import Understanding
+from .while_speaking import WhileSpeaking
 
 _LOGGER = logging.getLogger(__name__)
 #: Why an utterance still being spoken when the input ran out ended (``end_of_input``).
@@ -36,86 +35,6 @@ class State(StrEnum):
 
     IDLE = "idle"
     LISTENING = "listening"
-
-
-def prosody_of(
-    prosody: ProsodyMonitor, utterance: UtteranceEnded
-) -> Callable[[AudioChunk], list[Event]]:
-    """The supervised call that measures ``utterance``'s speech rate."""
-    return lambda _frame: prosody.process(utterance)
-
-
-def with_prosody(
-    supervisor: Supervisor, stages: Stages, frame: AudioChunk, new: list[Event], events: list[Event]
-) -> list[Event]:
-    """``new`` and the speech rate of each utterance it ends, when prosody runs on its own
-    (with understanding, it runs there)."""
-    prosody = stages.prosody
-    no_events: list[Event] = []
-    if prosody is not None and stages.understanding is None:
-        for utterance in [e for e in new if isinstance(e, UtteranceEnded)]:
-            measure = prosody_of(prosody, utterance)
-            new = new + supervisor.guard(prosody, measure, frame, no_events, events)
-    return new
-
-
-def frames_at_once(stages: Stages, idle: bool) -> int:
-    """How many 10 ms frames the loop may take at one wake-up with nothing decided later
-    than frame by frame: 1 unless ``idle`` (no wake word heard, the satellite not
-    speaking) with no utterance being heard or worked out; then the frames up to the one
-    in which the wake word model next decides."""
-    understanding = stages.understanding
-    if (
-        not idle
-        or stages.wake is None
-        or stages.recorder.active
-        or (understanding is not None and not understanding.settled)
-    ):
-        return 1
-    return stages.wake.frames_to_decision()
-
-
-def understand_more(
-    supervisor: Supervisor, stages: Stages, frame: AudioChunk, events: list[Event], at_once: bool
-) -> list[Event]:
-    """The supervised call that does understanding's waiting work (a frame's share, or
-    ``at_once`` all of it) and gives what it concluded."""
-    understanding, recorder = stages.understanding, stages.recorder
-    if understanding is None:
-        return []
-    work = understanding.catch_up if at_once else understanding.advance
-    nothing: list[Event] = []
-    return supervisor.guard(understanding, lambda f: work(f, recorder), frame, nothing, events)
-
-
-def cancel_echo(
-    supervisor: Supervisor,
-    stages: Stages,
-    frame: AudioChunk,
-    events: list[Event],
-    speaking: bool,
-    actions: list[Action],
-) -> AudioChunk:
-    """The microphone with the speaker's echo taken out (first in the loop: the canceller
-    needs it as it was heard); while ``speaking``, a stop word heard in what is left
-    (``frontend.echo.hear_while_speaking``) adds a ``StopSaid`` to ``actions``."""
-    echo, spotter = stages.echo, stages.stop_words
-    if echo is None:
-        return frame
-    failures = supervisor.errors_by_stage.get(echo.name, 0)
-    cancelled = supervisor.guard(echo, echo.process, frame, frame, events)
-    if spotter is None:
-        return cancelled
-    if supervisor.errors_by_stage.get(echo.name, 0) != failures:
-        spotter.reset()  # the canceller starts again: what the gate knew of it is gone
-    playing = speaking and echo.cancelling
-    nothing: StopHeard | None = None
-    heard = lambda f: spotter.hear(frame, f, playing)  # noqa: E731
-    said = supervisor.guard(spotter, heard, cancelled, nothing, events)
-    if said is not None:
-        _LOGGER.info("Heard %r over the reply (%.1f dB over its echo)", said.word, said.margin_db)
-        actions.append(StopSaid(said.timestamp_seconds, word=said.word))
-    return cancelled
 
 
 def wake_event(hit: WakeHit) -> WakeDetected:
@@ -147,10 +66,10 @@ class Pipeline:
         self.stages = stages
         self._framer = Framer()
         self._state = State.LISTENING if stages.wake is None else State.IDLE
-        self._speaking = False
         self._mic = MicHistory()
         self._last_frame: AudioChunk | None = None
         self._supervisor = Supervisor()
+        self._voice = WhileSpeaking(stages, self._supervisor)
         self._actions: list[Action] = []
 
     def set_wake_words(self, models: tuple[str, ...]) -> None:
@@ -176,29 +95,21 @@ class Pipeline:
         the utterance and the follow-on window after it are over (in continuous mode:
         during an utterance). Replies wait for it to pass rather than talk over the
         person and deafen the microphone."""
-        recorder = self.stages.recorder
-        if recorder.continuous:
-            return recorder.phase is Phase.IN_SPEECH
-        return recorder.active
+        return hears_someone(self.stages.recorder, self._voice.listens)
 
     @property
     def speaking(self) -> bool:
         """True while the satellite's own voice is playing (see ``set_speaking``)."""
-        return self._speaking
+        return self._voice.speaking
 
     def set_speaking(self, speaking: bool) -> None:
-        """Tell the loop whether the satellite is speaking (call it from the loop's thread).
-
-        While it speaks, the microphone hears the satellite's own voice: the VAD and the
-        recorder ignore those frames and only the wake word runs. A wake word then gives
-        a ``BargeIn`` action (stop the player on it; see ``take_actions``), clears the flag
-        and starts listening; a stop word heard over it (echo on) a ``StopSaid``.
-        """
-        self._speaking = speaking
+        """Tell the loop whether the satellite is speaking (from the loop's thread); what
+        it hears meanwhile: satellite/while_speaking.py."""
+        self._voice.set_speaking(speaking)
 
     def idle_frames(self) -> int:
         """Frames the loop may take at one wake-up (see ``frames_at_once``)."""
-        return frames_at_once(self.stages, self._state is State.IDLE and not self._speaking)
+        return frames_at_once(self.stages, self._state is State.IDLE and not self._voice.speaking)
 
     def listen_again(self, at_seconds: float) -> list[Event]:
         """Listen for an utterance with no wake word from ``at_seconds`` (the satellite
@@ -257,9 +168,12 @@ class Pipeline:
         """What the satellite is to do since the last call, in order: barge-in, and the
         answers understanding owes (the app carries them out; nothing is published)."""
         actions, self._actions = self._actions, []
-        if self.stages.understanding is not None:
-            actions += self.stages.understanding.take_actions()
-        return actions
+        understanding = self.stages.understanding
+        if understanding is not None:
+            actions += understanding.take_actions()
+        settled = understanding is None or understanding.settled
+        at = 0.0 if self._last_frame is None else self._last_frame.end_seconds
+        return self._voice.settle(actions, self.stages.recorder.active, settled, at)
 
     def reset(self) -> None:
         """Reset every stage and return to the starting state."""
@@ -270,7 +184,7 @@ class Pipeline:
         self._framer.reset()
         self._last_frame = None
         self._state = State.LISTENING if s.wake is None else State.IDLE
-        self._speaking = False
+        self._voice.reset()
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -284,7 +198,7 @@ class Pipeline:
     def _process_frame(self, frame: AudioChunk, events: list[Event]) -> None:
         s = self.stages
         self._last_frame = frame
-        frame = cancel_echo(self._supervisor, s, frame, events, self._speaking, self._actions)
+        frame = self._voice.cancel_echo(frame, events, self._actions)
         clean = self._supervisor.guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
             self._mic.add(frame, clean)  # what the recognizer hears (before the gain)
@@ -305,17 +219,16 @@ class Pipeline:
         if hit is not None and s.recorder.following_on:
             self._start_over(hit, clean, events)
             return
+        hears = self._voice.over_reply  # while speaking: someone over the reply
+        if hit is None and hears(clean, events, self._actions, self._record, self._listen_from):
+            return
         if not s.recorder.active:
             s.recorder.remember(clean)
             if hit is not None:
-                if self._speaking:
-                    self._speaking = False
-                    self._actions.append(
-                        BargeIn(round(hit.timestamp_seconds, 3), wake_word=hit.wake_word)
-                    )
+                self._voice.barge_in(hit, self._actions)
                 self._on_wake(hit, events)
             return
-        if self._speaking:
+        if self._voice.speaking:
             return  # the satellite's own voice: not for the VAD or the recorder
         probability = self._supervisor.guard(s.vad, s.vad.process, clean, 0.0, events)
         self._record(clean, probability, events)
@@ -331,11 +244,16 @@ class Pipeline:
         self._on_wake(hit, events)
 
     def _on_wake(self, hit: WakeHit, events: list[Event]) -> None:
-        s = self.stages
         events.append(wake_event(hit))
-        self._set_state(State.LISTENING, hit.timestamp_seconds, events)
+        self._listen_from(hit.timestamp_seconds, events)
+
+    def _listen_from(self, at_seconds: float, events: list[Event]) -> None:
+        """Look for an utterance from ``at_seconds`` (a wake word's, or someone's who
+        spoke over the reply), the VAD run again over the audio kept before it."""
+        s = self.stages
+        self._set_state(State.LISTENING, at_seconds, events)
         s.vad.reset()
-        warm_up, search = s.recorder.start_after_wake(hit.timestamp_seconds)
+        warm_up, search = s.recorder.start_after_wake(at_seconds)
         for past in warm_up:
             self._supervisor.guard(s.vad, s.vad.process, past, 0.0, events)
         for past in search:

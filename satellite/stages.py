@@ -8,6 +8,7 @@ from .config import Config
 from .frontend.base import FrameFilter, VoiceActivityDetector, WakeWordDetector
 from .frontend.echo import EchoStage
 from .frontend.echo_engines import make_echo_canceller
+from .frontend.echo_talk_over import TalkOver
 from .frontend.gain import AutoGain
 from .frontend.noise import PassThrough, make_noise_suppressor, make_wake_ears
 from .frontend.recorder import UtteranceRecorder
@@ -38,6 +39,8 @@ class Stages:
     #: Stop words said over a reply, heard in the echo-cancelled audio while the
     #: satellite speaks (frontend.echo.hear_while_speaking; only with ``echo``).
     stop_words: StopWordSpotter | None = None
+    #: Other speech over a reply, which pauses it (with ``stop_words``, on its gate).
+    talk_over: TalkOver | None = None
 
 
 def build_stages(
@@ -88,6 +91,11 @@ def build_stages(
             stop_words = StopWordSpotter(
                 fe.echo.stop_words, fe.echo.stop_margin_db, config.satellite.language
             )
+    talk_over = None
+    if stop_words is not None:
+        talk_over = TalkOver(
+            stop_words.gate, fe.vad.threshold, fe.echo.talk_over_margin_db, vad.lag_seconds
+        )
     return Stages(
         echo=echo,
         noise=noise,
@@ -106,4 +114,5 @@ def build_stages(
         prosody=prosody,
         wake_ears=wake_ears,
         stop_words=stop_words,
+        talk_over=talk_over,
     )

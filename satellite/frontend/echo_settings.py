@@ -70,7 +70,9 @@ class EchoSettings(Section):
         True,
         check_boolean,
         "With echo cancellation on: a stop word said over a reply stops it, no wake word "
-        "needed (a keyword search on the echo-cancelled audio while the satellite speaks)",
+        "needed (a keyword search on the echo-cancelled audio while the satellite speaks); "
+        "other speech over it pauses it and is heard as an utterance, and a reply no "
+        "longer waits for the follow-on window",
     )
     stop_words: tuple[str, ...] = option(
         STOP_WORDS, _stop_words, "Words and phrases that stop a reply said over it"
@@ -80,4 +82,11 @@ class EchoSettings(Section):
         check_number(0.0, 30.0, " dB"),
         "How much louder than the echo left of the reply a stop word must be, dB (0-30): "
         "lower hears quieter people and risks the satellite stopping itself",
+    )
+    talk_over_margin_db: float = option(
+        12.0,
+        check_number(0.0, 30.0, " dB"),
+        "How much louder than the echo left of the reply speech over it must be to pause "
+        "it, dB (0-30; raised by itself in a room where the satellite's own voice comes "
+        "close): lower hears quieter people and risks the satellite pausing itself",
     )

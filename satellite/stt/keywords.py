@@ -75,21 +75,39 @@ class DoubleTalkGate:
         length = WINDOW_FRAMES + HISTORY_FRAMES
         self._mic: deque[float] = deque(maxlen=length)
         self._out: deque[float] = deque(maxlen=length)
+        self._echo: deque[bool] = deque(maxlen=length)
+        self._last_loss: float | None = None
 
-    def add(self, mic: bytes, cancelled: bytes) -> None:
-        """One 10 ms frame: the microphone and the canceller's output."""
+    def add(self, mic: bytes, cancelled: bytes, echo: bool = True) -> None:
+        """One 10 ms frame: the microphone and the canceller's output (``echo``: it had
+        the speaker's echo to take out; False where it passed the microphone through)."""
         self._mic.append(_power(mic))
         self._out.append(_power(cancelled))
+        self._echo.append(echo)
 
-    def excess_db(self) -> float | None:
-        """Over the last window: the cancelled audio's power against what the canceller
-        would leave of the microphone's echo (the microphone over the echo loss measured
-        in the history before it, plus the noise floor), dB (None: too little history)."""
-        history = len(self._mic) - WINDOW_FRAMES
+    def excess_db(self, window_frames: int = WINDOW_FRAMES, carry: bool = False) -> float | None:
+        """Over the last ``window_frames``: the cancelled audio's power against what the
+        canceller would leave of the microphone's echo (the microphone over the echo loss
+        measured in the history before it, plus the noise floor), dB (None: too little
+        history). ``carry`` (the talk-over check): the loss is measured only where there
+        was echo to take out (a person heard while nothing played, passed through, would
+        make it look small), and with too little echo in the history (a reply just
+        began) it is the loss measured last (the canceller keeps what it learnt of the
+        room between replies). Without it (the stop words) the loss is measured as
+        bench/duplex.py measured it: over every frame of the history."""
+        history = len(self._mic) - window_frames
         if history < MIN_HISTORY_FRAMES:
             return None
         mic, out = np.asarray(self._mic), np.asarray(self._out)
-        loss = mic[:history].sum() / out[:history].sum()
+        echoed = np.asarray(self._echo)[:history] if carry else np.ones(history, bool)
+        if np.count_nonzero(echoed) >= MIN_HISTORY_FRAMES:
+            loss = mic[:history][echoed].sum() / out[:history][echoed].sum()
+            if carry:
+                self._last_loss = float(loss)
+        elif carry and self._last_loss is not None:
+            loss = self._last_loss
+        else:
+            return None
         # where the canceller had nothing to take out (silence, noise) it leaves all
         floor = float(np.percentile(out[:history], NOISE_PERCENTILE))
         expected = mic[history:] / loss + floor
@@ -105,6 +123,8 @@ class DoubleTalkGate:
     def reset(self) -> None:
         self._mic.clear()
         self._out.clear()
+        self._echo.clear()
+        self._last_loss = None
 
 
 def _power(samples: bytes) -> float:
@@ -193,7 +213,8 @@ class StopWordSpotter:
     def process(self, mic: AudioChunk, cancelled: AudioChunk) -> StopHeard | None:
         """One 10 ms frame: a ``StopHeard`` when a stop word ends in it and passes the
         double-talk gate."""
-        self.gate.add(mic.samples, cancelled.samples)
+        # the echo stage hands the microphone back as it came when nothing played
+        self.gate.add(mic.samples, cancelled.samples, echo=cancelled is not mic)
         if not self._active:
             return None
         self._decoder.process_raw(cancelled.samples, False, False)
