@@ -84,7 +84,8 @@ class Answers:
             report.intent = result
         said_before = self._said_before(utterance_id, result)
         loud = report.loud if report is not None else loud
-        doubtful = not said_before and trust.doubtful(result, loud, self.settings)
+        reverberant = report is not None and trust.reverberant(report.reverb_seconds, self.settings)
+        doubtful = not said_before and trust.doubtful(result, loud, self.settings, reverberant)
         events: list[Event] = [intent_event(result, utterance_id, now)]
         if not said_before:
             self._actions.append(AnswerDue(now, utterance_id, result, doubtful))
