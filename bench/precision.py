@@ -177,59 +177,91 @@ def collect(rooms: Sequence[str], step: int, use_open: bool) -> list[Case]:
 
 # --- doubt rules, tried on what was collected -------------------------------------------
 
-Rule = Callable[[Hearing], bool]
-
-
-def today(h: Hearing) -> bool:
-    """Today's rule: loud, or less confident than stt.doubt_below_confidence (0.86)."""
-    return h.loud or h.confidence < 0.86
+#: What a rule makes of a hearing: acted on at once, asked about once more, or not
+#: understood (rejected: not asked about).
+ACT, DOUBT, REJECT = "act", "doubt", "reject"
+Rule = Callable[[Hearing], str]
+#: A room sounding more reverberant than this is reverberant (the rules that reject).
+REVERBERANT_SECONDS = 0.1
 
 
 def _below(value: float | None, threshold: float) -> bool:
     return value is not None and value < threshold
 
 
+def _doubt(when: Callable[[Hearing], bool]) -> Rule:
+    """Today's rule (loud, or less confident than 0.86), or ``when``: asked again."""
+    return lambda h: DOUBT if h.loud or h.confidence < 0.86 or when(h) else ACT
+
+
+def _reverberant(h: Hearing) -> bool:
+    """As stt/session.py and nlu/trust.py judge it: a quiet room only."""
+    return not h.loud and (h.reverb_seconds or 0.0) > REVERBERANT_SECONDS
+
+
+def _reject_reverberant(when: Callable[[Hearing], bool]) -> Rule:
+    """Asked again in a reverberant room, and not understood there when ``when``."""
+    doubt = _doubt(_reverberant)
+    return lambda h: REJECT if _reverberant(h) and when(h) else doubt(h)
+
+
+today = _doubt(lambda h: False)
+
 RULES: dict[str, tuple[Callable[[float], Rule], Sequence[float]]] = {
     "confidence": (
-        lambda t: lambda h: h.loud or h.confidence < t,
+        lambda t: _doubt(lambda h: h.confidence < t),
         [0.86, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999],
     ),
     "reverb": (
-        lambda t: lambda h: today(h) or (h.reverb_seconds or 0.0) > t,
+        lambda t: _doubt(lambda h: (h.reverb_seconds or 0.0) > t),
         [0.08, 0.09, 0.1, 0.11, 0.12, 0.14],
     ),
     "worst_word": (
-        lambda t: lambda h: today(h) or _below(h.worst_word, t),
+        lambda t: _doubt(lambda h: _below(h.worst_word, t)),
         [-40.0, -30.0, -25.0, -20.0, -15.0, -10.0, -5.0],
     ),
     "second_worst_word": (
-        lambda t: lambda h: today(h) or _below(h.second_worst_word, t),
+        lambda t: _doubt(lambda h: _below(h.second_worst_word, t)),
         [-30.0, -20.0, -15.0, -10.0, -5.0, 0.0],
     ),
     "slot_word": (
-        lambda t: lambda h: today(h) or _below(h.slot_word, t),
+        lambda t: _doubt(lambda h: _below(h.slot_word, t)),
         [-30.0, -20.0, -15.0, -10.0, -5.0, 0.0],
     ),
     "open_agree": (
-        lambda t: lambda h: today(h) or _below(h.open_agree, t),
+        lambda t: _doubt(lambda h: _below(h.open_agree, t)),
         [0.3, 0.5, 0.7, 0.9, 1.0],
+    ),
+    "reverb+reject_confidence": (
+        lambda t: _reject_reverberant(lambda h: h.confidence < t),
+        [0.0, 0.86, 0.9, 0.95, 0.97, 0.98, 0.99],
+    ),
+    "reverb+reject_second_worst_word": (
+        lambda t: _reject_reverberant(lambda h: _below(h.second_worst_word, t)),
+        [-40.0, -30.0, -25.0, -20.0, -15.0, -10.0],
+    ),
+    "reverb+reject_worst_word": (
+        lambda t: _reject_reverberant(lambda h: _below(h.worst_word, t)),
+        [-50.0, -40.0, -30.0, -25.0, -20.0, -15.0],
     ),
 }
 
 
-def outcome(case: Case, doubt: Rule) -> str:
-    """What the dialogue comes to with the doubt rule ``doubt`` (see tests/robustness.py)."""
+def outcome(case: Case, rule: Rule) -> str:
+    """What the dialogue comes to with ``rule`` (see tests/robustness.py)."""
     first = case.takes[0]
     if not first.woke:
         return robustness.NO_WAKE
-    if first.intent is None:
+    said = rule(first) if first.intent is not None else REJECT
+    if said == REJECT:
         return robustness.NOT_UNDERSTOOD
-    if not doubt(first):
+    if said == ACT:
         return robustness.outcome(first.result(), case.intent, case.slots)
     again = case.takes[1] if len(case.takes) > 1 else None
-    if again is None or not again.woke or again.intent is None:
+    if again is None or not again.woke or again.intent is None or rule(again) == REJECT:
         return robustness.NOT_UNDERSTOOD
-    acted = again.result() if repeats(first.result(), again.result()) or not doubt(again) else None
+    repeated = repeats(first.result(), again.result())
+    acted = again.result() if repeated or rule(again) == ACT else None
     result = robustness.outcome(acted, case.intent, case.slots)
     return robustness.RIGHT_AFTER_ASKING if result == robustness.RIGHT else result
 

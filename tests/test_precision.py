@@ -15,6 +15,7 @@ from satellite.understanding import Understanding
 from tests import corpus, robustness, synth
 
 FESTIVAL_KAL = corpus.Voice("festival", "kal_diphone", 1.0)
+FESTIVAL_KED = corpus.Voice("festival", "ked_diphone", 1.0)
 FLITE_SLT = corpus.Voice("flite", "slt", 1.0)
 LIGHT_ON = "turn on the kitchen light"
 #: The threshold shipped (config/satellite.yaml).
@@ -50,10 +51,12 @@ def test_too_little_audio_is_not_judged() -> None:
 
 def test_a_reverberant_room_makes_a_sure_command_doubtful() -> None:
     settings = Config().stt
-    assert trust.reverberant(ABOVE + 0.01, settings)
-    assert not trust.reverberant(ABOVE, settings) and not trust.reverberant(None, settings)
+    assert trust.reverberant(ABOVE + 0.01, False, settings)
+    assert not trust.reverberant(ABOVE, False, settings)
+    assert not trust.reverberant(None, False, settings)
+    assert not trust.reverberant(1.0, True, settings)  # noise hides the fall: loud decides
     never = validate({"stt": {"reverberant_above_seconds": 0}}).stt
-    assert not trust.reverberant(1.0, never)
+    assert not trust.reverberant(1.0, False, never)
     sure = IntentResult("HassTurnOn", {"name": "kitchen light"}, 0.99)
     assert not trust.doubtful(sure, False, settings)
     assert trust.doubtful(sure, False, settings, reverberant=True)
@@ -75,28 +78,53 @@ def _first(config: Config, understanding: Understanding, scene: robustness.Scene
     return f"acted: {first.result.intent} {first.result.slots}"
 
 
-def test_a_command_misheard_in_reverberation_is_asked_again_not_acted_on() -> None:
-    """Festival's kal_diphone voice in the reverberant room: "turn on the kitchen light"
-    comes out as "turn off kitchen light", 0.97 sure (sure enough to be done at once
-    without the reverberation judged)."""
-    _needs(FESTIVAL_KAL)
-    scene = robustness.scene(FESTIVAL_KAL, LIGHT_ON, corpus.Room("reverb"), seed=0)
-    before = validate({"stt": {"ask_again_when_reverberant": False}})
-    assert _first(before, robustness.listener(before), scene) == (
-        "acted: HassTurnOff {'name': 'kitchen light'}"
-    )
+@pytest.fixture(scope="module")
+def before() -> tuple[Config, Understanding]:
+    """The satellite as it was: reverberation not judged."""
+    config = validate({"stt": {"reverberant_above_seconds": 0}})
+    return config, robustness.listener(config)
+
+
+@pytest.fixture(scope="module")
+def now() -> tuple[Config, Understanding]:
     config = Config()
-    understanding = robustness.listener(config)
-    assert _first(config, understanding, scene) == "doubted"
-    report = next(reversed(understanding.reports.values()))
-    assert report.reverb_seconds is not None and report.reverb_seconds > ABOVE
+    return config, robustness.listener(config)
 
 
-def test_a_clean_command_is_still_acted_on_at_once() -> None:
+def _reverb_seconds(understanding: Understanding) -> float | None:
+    return next(reversed(understanding.reports.values())).reverb_seconds
+
+
+@pytest.mark.parametrize(
+    ("voice", "said", "seed", "misheard", "becomes"),
+    [
+        # 0.98 sure: asked about once more
+        (FESTIVAL_KED, "what did you say", 50, "GetDate {}", "doubted"),
+        # "turn off kitchen light", 0.97 sure, less than a reverberant room asks: not
+        # understood (the same mishearing came out again when asked)
+        (FESTIVAL_KAL, LIGHT_ON, 0, "HassTurnOff {'name': 'kitchen light'}", "none"),
+    ],
+)
+def test_a_command_misheard_in_reverberation_is_not_acted_on(
+    before: tuple[Config, Understanding],
+    now: tuple[Config, Understanding],
+    voice: corpus.Voice,
+    said: str,
+    seed: int,
+    misheard: str,
+    becomes: str,
+) -> None:
+    _needs(voice)
+    scene = robustness.scene(voice, said, corpus.Room("reverb"), seed)
+    assert _first(*before, scene) == f"acted: {misheard}"
+    assert _first(*now, scene) == becomes
+    reverb = _reverb_seconds(now[1])
+    assert reverb is not None and reverb > ABOVE
+
+
+def test_a_clean_command_is_still_acted_on_at_once(now: tuple[Config, Understanding]) -> None:
     _needs(FLITE_SLT)
-    config = Config()
-    understanding = robustness.listener(config)
     scene = robustness.scene(FLITE_SLT, LIGHT_ON, corpus.Room("clean"), seed=0)
-    assert _first(config, understanding, scene) == "acted: HassTurnOn {'name': 'kitchen light'}"
-    report = next(reversed(understanding.reports.values()))
-    assert report.reverb_seconds is not None and report.reverb_seconds < ABOVE
+    assert _first(*now, scene) == "acted: HassTurnOn {'name': 'kitchen light'}"
+    reverb = _reverb_seconds(now[1])
+    assert reverb is not None and reverb < ABOVE

@@ -94,12 +94,13 @@ def let_pass(result: IntentResult, previous: IntentResult | None) -> bool:
     return previous is not None and same_request(previous, result)
 
 
-def reverberant(reverb_seconds: float | None, settings: SttSettings) -> bool:
-    """Whether a room that sounded ``reverb_seconds`` reverberant (an upper bound of its
-    RT60, see stt/reverberation.py; None: not judged) is reverberant enough to doubt
-    what is heard in it (``stt.reverberant_above_seconds``; 0: never)."""
+def reverberant(reverb_seconds: float | None, loud: bool, settings: SttSettings) -> bool:
+    """Whether a quiet room that sounded ``reverb_seconds`` reverberant (an upper bound of
+    its RT60, see stt/reverberation.py; None: not judged) is reverberant enough to doubt
+    what is heard in it (``stt.reverberant_above_seconds``; 0: never). Not a ``loud``
+    one: noise hides how the speech dies away (and a loud room is doubted anyway)."""
     above = settings.reverberant_above_seconds
-    return bool(above) and reverb_seconds is not None and reverb_seconds > above
+    return bool(above) and not loud and reverb_seconds is not None and reverb_seconds > above
 
 
 def doubtful(

@@ -87,6 +87,11 @@ class SttSettings(Section):
         check_boolean,
         "In a reverberant room ask once more (or confirm a call for help) instead of acting",
     )
+    reverb_shift: float = option(
+        14.0,
+        check_number(0.0, 50.0),
+        "How much more score every intent needs in a reverberant room (0-50)",
+    )
     own_mean_retry: bool = option(
         True,
         check_boolean,

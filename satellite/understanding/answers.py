@@ -84,7 +84,8 @@ class Answers:
             report.intent = result
         said_before = self._said_before(utterance_id, result)
         loud = report.loud if report is not None else loud
-        reverberant = report is not None and trust.reverberant(report.reverb_seconds, self.settings)
+        reverb = report.reverb_seconds if report is not None else None
+        reverberant = trust.reverberant(reverb, loud, self.settings)
         doubtful = not said_before and trust.doubtful(result, loud, self.settings, reverberant)
         events: list[Event] = [intent_event(result, utterance_id, now)]
         if not said_before:

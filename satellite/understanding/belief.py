@@ -3,7 +3,8 @@
 A grammar result is read by the templates and held to the trust rules (nlu/trust.py).
 One the streaming search does not trust gives way to the utterance searched again from
 its own mean, if that one is trusted with ``own_mean_shift`` more score; in a loud room a
-device action must come out the same heard the other way too. A result judged at the
+device action must come out the same heard the other way too, and in a reverberant one
+every result needs ``reverb_shift`` more score. A result judged at the
 pause that ended the utterance early comes again at its end: what was worked out for it
 is kept in the utterance's record, not worked out again.
 """
@@ -141,6 +142,8 @@ class Belief:
         """Scored well enough in the domain and, where it must, heard the same the other
         way."""
         loud = self.hearing.loud
+        if trust.reverberant(self.hearing.reverb_seconds, loud, self.settings):
+            shift += self.settings.reverb_shift
         if not trust.scored_enough(stt, result, loud, self.settings, shift):
             return False
         if not trust.must_agree(result, loud, self.settings):
