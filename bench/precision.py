@@ -2,6 +2,7 @@
 while letting right ones through at once.
 
 Run on one core:  taskset -c 1 python bench/precision.py [--step 2] [--rooms clean reverb]
+Choose again on saved hearings:  python bench/precision.py --reuse bench/results/A.json ...
 
 Every ``--step``-th command of tests/data/commands.tsv after "okay nabu", in each voice
 family (its voices in turn) and room (clean, reverb, white and babble 10 dB), replayed
@@ -11,7 +12,8 @@ signals of the first hearing: its confidence (grammar vs phone loop, today's dou
 signal), its second-worst and worst word and its slot words' scores against the phone
 loop, the room's reverberation (stt/reverberation.py), whether the room was loud, and
 the share of its words an open-vocabulary transcription (the full language model, as
-the LLM path makes) also heard. Then each doubt rule is tried on the collected hearings
+the LLM path makes) also heard. Then each rule (ask again when a signal doubts; in a
+reverberant room, ask again and refuse below a threshold) is tried on the collected hearings
 as the dialogue would act on them (a doubtful first hearing is asked again; the second
 take is acted on when it repeats the first or is not doubtful itself): its threshold is
 chosen on the even-numbered commands and checked on the odd ones.
@@ -334,10 +336,13 @@ def main() -> int:
         "--reuse", nargs="*", metavar="JSON", help="choose again on the cases of these results"
     )
     args = parser.parse_args()
+    made_by: dict[str, Any] = {"step": args.step, "rooms": args.rooms}
     if args.reuse:
         cases = []
+        made_by = {"reused": {}}
         for path in args.reuse:
             saved = json.loads(Path(path).read_text())
+            made_by["reused"][Path(path).name] = saved.get("made_by", {"step": saved.get("step")})
             cases += [
                 Case(**{**c, "takes": [Hearing(**h) for h in c["takes"]]}) for c in saved["cases"]
             ]
@@ -346,7 +351,7 @@ def main() -> int:
     chosen = choose(cases)
     for name, part in chosen.items():
         print_rule(name, part)
-    print(write_results(args.name, {"step": args.step, "rules": chosen,
+    print(write_results(args.name, {"made_by": made_by, "rules": chosen,
                                       "cases": [asdict(c) for c in cases]}))  # fmt: skip
     return 0
 
