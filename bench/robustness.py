@@ -152,8 +152,16 @@ def main() -> int:
     parser.add_argument("--wake-hours", type=float, default=0.02, help="reading per voice, h")
     parser.add_argument("--ood-step", type=int, default=1, help="every STEP-th OOD sentence")
     parser.add_argument("--skip", nargs="*", default=[], choices=["commands", "ood", "wake"])
+    parser.add_argument(
+        "--rooms", nargs="*", metavar="ROOM", help="only these rooms' commands (e.g. clean reverb "
+        "'white 10 dB'); their rows replace those of an earlier run, the others are kept",
+    )  # fmt: skip
     args = parser.parse_args()
     rooms = corpus.ROOMS_ALL if args.full else ROOMS
+    if args.rooms:
+        rooms = tuple(r for r in corpus.ROOMS_ALL if r.label in args.rooms)
+        if len(rooms) != len(args.rooms):
+            parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
     results: dict[str, Any] = {}
     if "wake" not in args.skip:
         results["wake"] = run_wake(WAKE_ROOMS, args.step, args.wake_hours)
@@ -182,6 +190,12 @@ def main() -> int:
     earlier = RESULTS / "robustness.json"
     merged: dict[str, Any] = json.loads(earlier.read_text()) if earlier.exists() else {}
     merged.pop("machine", None)
+    if args.rooms and "commands" in results and "commands" in merged:
+        kept = merged["commands"]
+        kept["table"].update(results["commands"]["table"])
+        kept["mistakes"] = [m for m in kept["mistakes"] if m["room"] not in args.rooms]
+        kept["mistakes"] += results["commands"]["mistakes"]
+        results["commands"] = kept
     merged.update(results)
     merged["voices"] = [v.label for v in corpus.available(corpus.VOICES_ALL)]
     merged["command_step"] = args.step

@@ -97,15 +97,30 @@ def let_pass(result: IntentResult, previous: IntentResult | None) -> bool:
     return previous is not None and same_request(previous, result)
 
 
-def doubtful(result: IntentResult, loud: bool, settings: SttSettings) -> bool:
+def reverberant(reverb_seconds: float | None, loud: bool, settings: SttSettings) -> bool:
+    """Whether a quiet room that sounded ``reverb_seconds`` reverberant (an upper bound of
+    its RT60, see stt/reverberation.py; None: not judged) is reverberant enough to doubt
+    what is heard in it (``stt.reverberant_above_seconds``; 0: never). Not a ``loud``
+    one: noise hides how the speech dies away (and a loud room is doubted anyway)."""
+    above = settings.reverberant_above_seconds
+    return bool(above) and not loud and reverb_seconds is not None and reverb_seconds > above
+
+
+def doubtful(
+    result: IntentResult, loud: bool, settings: SttSettings, reverberant: bool = False
+) -> bool:
     """Whether an understood result is to be asked about once more before it is acted
     on: heard in a ``loud`` room (noise makes a command out of almost anything, with
-    scores as good as a right one's; unless ``ask_again_when_loud`` is off), or a
-    template result less confident than ``doubt_below_confidence`` (reverberation
-    misleads a quiet room's search; the LLM's confidence is on another scale)."""
+    scores as good as a right one's; unless ``ask_again_when_loud`` is off), in a
+    ``reverberant`` one (reverberation leads the search to wrong commands as confident
+    as right ones; unless ``ask_again_when_reverberant`` is off), or a template result
+    less confident than ``doubt_below_confidence`` (the LLM's confidence is on another
+    scale)."""
     if result.intent is None:
         return False
     unsure = result.confidence < settings.doubt_below_confidence
     if result.source == SOURCE_TEMPLATE and unsure:
+        return True
+    if reverberant and settings.ask_again_when_reverberant:
         return True
     return loud and settings.ask_again_when_loud

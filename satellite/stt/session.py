@@ -24,6 +24,7 @@ from .base import (
     SttResult,
 )
 from .hearing import MicHistory, hear_denoised, snr_db
+from .reverberation import reverberation_seconds
 from .steps import Steps, WorkQueue, one_step, timed
 
 if TYPE_CHECKING:
@@ -73,6 +74,10 @@ class HearingSession:
         #: Whether the room is loud: judged at the start, and again over the last seconds
         #: of microphone audio when the utterance is decided.
         self.loud = False
+        #: How reverberant the room sounded over the utterance's raw microphone audio (an
+        #: upper bound of its RT60, s, see reverberation.py; None: not judged): judged
+        #: with ``loud`` when it is decided.
+        self.reverb_seconds: float | None = None
         self.work = WorkQueue()
         self._mic: MicHistory | None = None
         self._first_seconds = 0.0
@@ -136,6 +141,7 @@ class HearingSession:
             if not continuous:
                 context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
         self.loud = self.denoised
+        self.reverb_seconds = None
         yield from self._search_steps(first, frames, context)
 
     def take_up(
@@ -172,11 +178,16 @@ class HearingSession:
         else:
             yield from one_step(self.recognizer.resume)
 
-    def judge_loudness_steps(self, now_seconds: float) -> Steps[None]:
-        """A room judged quiet at the start may prove loud over the utterance itself.
-        Then a search that heard the raw microphone hears the utterance again, denoised
-        (in ``auto``)."""
-        if self.loud or self._mic is None:
+    def judge_room_steps(self, now_seconds: float) -> Steps[None]:
+        """The room over the utterance up to ``now_seconds``: how reverberant it sounds
+        (``reverb_seconds``), and whether it is loud. A room judged quiet at the start may
+        prove loud over the utterance itself. Then a search that heard the raw microphone
+        hears the utterance again, denoised (in ``auto``)."""
+        if self._mic is None:
+            return
+        spoken = self._mic.before(now_seconds + 1e-3, max(0.01, now_seconds - self._speech_seconds))
+        self.reverb_seconds = None if spoken is None else reverberation_seconds(spoken.samples)
+        if self.loud:
             return
         span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds) + LOUDNESS_LEAD_SECONDS
         heard = self._mic.before(now_seconds + 1e-3, span)

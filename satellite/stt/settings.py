@@ -76,6 +76,23 @@ class SttSettings(Section):
         check_number(0.0, 1.0),
         "In any room, ask once more about a result less confident than this (0-1; 0 = off)",
     )
+    reverberant_above_seconds: float = option(
+        0.1,
+        check_number(0.0, 2.0, " s"),
+        "A room whose speech falls off no faster than this reverberation time (RT60, s) is "
+        "reverberant (0-2; 0 = never)",
+    )
+    ask_again_when_reverberant: bool = option(
+        True,
+        check_boolean,
+        "In a reverberant room ask once more (or confirm a call for help) instead of acting",
+    )
+    reverb_shift: float = option(
+        14.0,
+        check_number(0.0, 50.0),
+        "How much more score every intent but a call for help needs in a reverberant room "
+        "(0-50; a call for help there is asked about, never refused)",
+    )
     own_mean_retry: bool = option(
         True,
         check_boolean,

@@ -305,6 +305,20 @@ class PocketSphinxRecognizer:
         return out
 
 
+def nbest(recognizer: PocketSphinxRecognizer, limit: int = 40) -> list[tuple[str, float]]:
+    """The best sentences of ``recognizer``'s streaming search over its last finished
+    utterance, best first, with their lattice scores (log domain): up to ``limit``."""
+    decoder = recognizer._grammar
+    out = []
+    for index, hyp in enumerate(decoder.nbest() or ()):
+        if index >= limit:
+            break
+        score = _log(decoder, hyp.score)
+        if hyp.hypstr and score is not None:
+            out.append((hyp.hypstr.strip(), score))
+    return out
+
+
 def utterance_score(
     ratio: float | None, words: Sequence[WordTiming], word_weight: float
 ) -> float | None:

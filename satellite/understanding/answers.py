@@ -85,7 +85,9 @@ class Answers:
             report.intent = result
         said_before = self._said_before(utterance_id, result)
         loud = report.loud if report is not None else loud
-        doubtful = not said_before and trust.doubtful(result, loud, self.settings)
+        reverb = report.reverb_seconds if report is not None else None
+        reverberant = trust.reverberant(reverb, loud, self.settings)
+        doubtful = not said_before and trust.doubtful(result, loud, self.settings, reverberant)
         # an answer to the help question is no intent Home Assistant knows (the dialogue
         # publishes the call for help it confirms)
         published = (

@@ -3,7 +3,9 @@
 A grammar result is read by the templates and held to the trust rules (nlu/trust.py).
 One the streaming search does not trust gives way to the utterance searched again from
 its own mean, if that one is trusted with ``own_mean_shift`` more score; in a loud room a
-device action must come out the same heard the other way too. A result judged at the
+device action must come out the same heard the other way too, and in a reverberant one
+every result but a call for help needs ``reverb_shift`` more score (a call for help
+there is asked about: it is never refused for the room). A result judged at the
 pause that ended the utterance early comes again at its end: what was worked out for it
 is kept in the utterance's record, not worked out again. An answer to the help question
 is read by the answers' templates (``begin``).
@@ -16,7 +18,7 @@ import time
 from dataclasses import dataclass
 
 from ..nlu import trust
-from ..nlu.help_answers import answer_intent_set
+from ..nlu.help_answers import HELP, answer_intent_set
 from ..nlu.recognizer import IntentResult, TemplateRecognizer
 from ..stt.base import HearsAnswers, SttResult, confidence
 from ..stt.session import HearingSession, SearchAside
@@ -167,6 +169,9 @@ class Belief:
         """Scored well enough in the domain and, where it must, heard the same the other
         way."""
         loud = self.hearing.loud
+        reverberant = trust.reverberant(self.hearing.reverb_seconds, loud, self.settings)
+        if reverberant and result.intent != HELP:  # help is asked about, never refused
+            shift += self.settings.reverb_shift
         if not trust.scored_enough(stt, result, loud, self.settings, shift):
             return False
         if not trust.must_agree(result, loud, self.settings):

@@ -218,7 +218,7 @@ class Understanding:
     def _pause_steps(self, now: float, silence: float, token: int) -> Steps[None]:
         """Whether the utterance ends at the pause ``silence`` long at ``now``: when what
         was heard is a whole command, believed with the early endpoint's margin."""
-        yield from self.hearing.judge_loudness_steps(now)
+        yield from self.hearing.judge_room_steps(now)
         heard = self.recognizer.pause()
         if heard is None:
             return
@@ -241,8 +241,8 @@ class Understanding:
         """``understand``, its searches a step at a time; its events go to ``_ready``."""
         report = self.answers.report(utterance)
         started = time.perf_counter()
-        yield from self.hearing.judge_loudness_steps(utterance.timestamp_seconds)
-        report.loud = self.hearing.loud
+        yield from self.hearing.judge_room_steps(utterance.timestamp_seconds)
+        report.loud, report.reverb_seconds = self.hearing.loud, self.hearing.reverb_seconds
         streamed = self.recognizer.finish()
         report.timings_ms["stt_finish"] = ms_since(started)
         started = time.perf_counter()

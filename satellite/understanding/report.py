@@ -26,3 +26,5 @@ class UtteranceReport:
     own_mean: SttResult | None = None
     #: Whether its room was judged loud (when it was decided).
     loud: bool = False
+    #: How reverberant its room sounded (an upper bound of RT60, s; None: not judged).
+    reverb_seconds: float | None = None
