@@ -125,6 +125,27 @@ def test_an_answer_heard_after_the_window_still_answers() -> None:
     assert _replies(events) == [REPLIES["help_declined"]] and not _helps(events)
 
 
+def test_a_doubtful_call_for_help_after_another_question_is_asked_about() -> None:
+    """Asked to say a doubtful command again, the person calls for help instead, heard
+    doubtfully too: that is asked about ("Do you need help?"), not lost as "not
+    understood" (a different doubtful request after a question otherwise is)."""
+    dialogue = Dialogue()
+    light = IntentResult("HassTurnOn", {"name": "kitchen light"}, 0.8, text="turn on the light")
+    dialogue.handle(light, "u1", 1.0, doubtful=True)
+    assert dialogue.asking and not dialogue.question.open
+    events = dialogue.handle(HELP, "u2", 4.0, doubtful=True)
+    assert _replies(events) == [REPLIES["confirm_help"]]
+    assert dialogue.question.open
+    other = IntentResult("GetTime", text="what time is it", confidence=0.8)
+    assert _replies(Dialogue().handle(light, "u1", 1.0, doubtful=True)) == [REPLIES["say_again"]]
+    second = Dialogue()
+    second.handle(light, "u1", 1.0, doubtful=True)
+    assert _replies(second.handle(other, "u2", 4.0, doubtful=True)) == [REPLIES["not_understood"]]
+    # unanswered, it still goes out
+    late = dialogue.tick(4.0 + ANSWER_WINDOW_SECONDS + 0.1)
+    assert [(h.severity, h.utterance_id) for h in _helps(late)] == [(UNCONFIRMED, "u2")]
+
+
 @pytest.mark.parametrize("answer", [YES, NO], ids=["yes", "no"])
 def test_an_answer_with_no_question_open_does_nothing(answer: IntentResult) -> None:
     dialogue = Dialogue()

@@ -129,7 +129,7 @@ class Dialogue:
             if doubtful:  # heard twice: it goes out at once, published from here
                 recognized = intent_event(result, utterance_id, at_seconds)
                 return [recognized, *self.handle(result, utterance_id, at_seconds)]
-        elif doubtful and asked is not None:
+        elif doubtful and asked is not None and intent != HELP:  # help is asked about
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if doubtful:
             self._ask(_Asked(result, utterance_id, at_seconds + ANSWER_WINDOW_SECONDS))
