@@ -135,3 +135,25 @@ class Replying:
         self.pipeline.set_speaking(False)
         self.position += length
         return turn
+
+
+class AddsActions:
+    """The real pipeline, plus the actions a test adds (``more``) after its own: how the
+    app carries out what the pipeline would ask for."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.pipeline, name)
+
+    @property
+    def hearing(self) -> bool:
+        return self.pipeline.hearing
+
+    def take_actions(self) -> list[Action]:
+        return [*self.pipeline.take_actions(), *self.more()]
+
+    def more(self) -> list[Action]:
+        """What the test adds now."""
+        return []

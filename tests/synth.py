@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import wave
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,6 +116,14 @@ def add_noise(speech: Float, snr_db: float, seed: int = 0, reference: Float | No
 def to_chunk(audio: Float) -> AudioChunk:
     """Clip to 16 bits and wrap as a pipeline chunk."""
     return AudioChunk.from_int16(np.clip(np.round(audio), -32768, 32767).astype(np.int16))
+
+
+def mic_chunks(audio: Float, seconds: float = 0.1) -> Iterator[AudioChunk]:
+    """``audio`` in ``seconds`` chunks stamped with their time, as a microphone gives them."""
+    samples = to_chunk(audio).to_int16()
+    step = round(seconds * RATE)
+    for at in range(0, len(samples), step):
+        yield AudioChunk.from_int16(samples[at : at + step], timestamp_seconds=at / RATE)
 
 
 @dataclass(frozen=True)

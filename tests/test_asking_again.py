@@ -12,7 +12,6 @@ import pytest
 
 from satellite.actions import Action, AnswerDue, HaIntentRequested, ListenAgain, ReplyRequested
 from satellite.app import SatelliteApp
-from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
 from satellite.config import Config, validate
 from satellite.events import Event, ListeningTimeout, StateChanged, UtteranceEnded, WakeDetected
@@ -317,14 +316,8 @@ def test_the_app_sends_an_unanswered_doubtful_call_for_help_on_unconfirmed() -> 
     )
     pipeline = build_pipeline(config, understanding=understanding)
     app, published, done = _app(pipeline)
-    samples = synth.to_chunk(audio).to_int16()
-    step = 1600  # 0.1 s chunks, as a microphone gives them
-    chunks = (
-        AudioChunk.from_int16(samples[at : at + step], timestamp_seconds=at / synth.RATE)
-        for at in range(0, len(samples), step)
-    )
     try:
-        app.run(chunks)
+        app.run(synth.mic_chunks(audio))
     finally:
         app.close()
     helps = [e for e in published.events if isinstance(e, HelpRequested)]

@@ -31,6 +31,7 @@ from satellite.pipeline import Pipeline, build_pipeline
 from satellite.stt.keywords import DoubleTalkGate, StopWordSpotter
 from satellite.tts.espeak import EspeakEngine
 from tests import corpus, synth
+from tests.duplex_room import AddsActions
 from tests.room import Float, Room, level_db, scale_to
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
@@ -231,27 +232,19 @@ def test_words_not_in_the_dictionary_are_refused_with_a_fix() -> None:
         validate({"frontend": {"echo": {"stop_words": []}}})
 
 
-class StopsWhenSpeaking:
+class StopsWhenSpeaking(AddsActions):
     """The real pipeline, plus a stop word heard as soon as the satellite speaks: how the
     app carries out ``StopSaid`` (the pipeline's side is tested above)."""
 
     def __init__(self, pipeline: Pipeline) -> None:
-        self.pipeline = pipeline
+        super().__init__(pipeline)
         self.said = False
 
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.pipeline, name)
-
-    @property
-    def hearing(self) -> bool:
-        return self.pipeline.hearing
-
-    def take_actions(self) -> list[Action]:
-        actions = self.pipeline.take_actions()
+    def more(self) -> list[Action]:
         if self.pipeline.speaking and not self.said:
             self.said = True
-            actions.append(StopSaid(0.0, word="stop"))
-        return actions
+            return [StopSaid(0.0, word="stop")]
+        return []
 
 
 class Published:

@@ -34,7 +34,7 @@ from satellite.tts.espeak import EspeakEngine
 from satellite.understanding import build_understanding
 from satellite.while_speaking import WhileSpeaking
 from tests import corpus, synth
-from tests.duplex_room import Replying, Turn, reply_audio
+from tests.duplex_room import AddsActions, Replying, Turn, reply_audio
 from tests.room import Float, Room
 from tests.test_duplex import PacedSink, Published
 
@@ -191,31 +191,23 @@ def test_a_paused_reply_is_resumed_only_when_nothing_answered(
     assert not [a for a in out if isinstance(a, BargeIn)]
 
 
-class PausesOnce:
+class PausesOnce(AddsActions):
     """The real pipeline, plus someone heard over the first reply and nothing understood
     of it: how the app carries out ``ReplyPaused`` and ``ReplyResumed`` (the pipeline's
     side is tested above)."""
 
     def __init__(self, pipeline: Pipeline) -> None:
-        self.pipeline = pipeline
+        super().__init__(pipeline)
         self.paused = self.resumed = False
 
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.pipeline, name)
-
-    @property
-    def hearing(self) -> bool:
-        return self.pipeline.hearing
-
-    def take_actions(self) -> list[Action]:
-        actions = self.pipeline.take_actions()
+    def more(self) -> list[Action]:
         if self.pipeline.speaking and not self.paused:
             self.paused = True
-            actions.append(ReplyPaused(0.0, onset_seconds=0.0))
-        elif self.paused and not self.resumed and not self.pipeline.speaking:
+            return [ReplyPaused(0.0, onset_seconds=0.0)]
+        if self.paused and not self.resumed and not self.pipeline.speaking:
             self.resumed = True
-            actions.append(ReplyResumed(0.0))
-        return actions
+            return [ReplyResumed(0.0)]
+        return []
 
 
 def test_the_app_stops_a_paused_reply_and_says_it_again_when_resumed() -> None:

@@ -285,14 +285,8 @@ def _through_the_app(answer: str) -> tuple[list[Event], list[Action]]:
         dialogue=Dialogue(question=understanding.question),
         on_action=done.append,
     )
-    samples = synth.to_chunk(audio).to_int16()
-    step = 1600  # 0.1 s chunks, as a microphone gives them
-    chunks = (
-        AudioChunk.from_int16(samples[at : at + step], timestamp_seconds=at / synth.RATE)
-        for at in range(0, len(samples), step)
-    )
     try:
-        app.run(chunks)
+        app.run(synth.mic_chunks(audio))
     finally:
         app.close()
     assert any(isinstance(a, ListenAgain) for a in done), "the call was not asked about"
