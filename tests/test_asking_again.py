@@ -4,25 +4,21 @@ wake word; the same request heard again goes out at once."""
 
 from __future__ import annotations
 
-import queue
 from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
-from satellite.actions import Action, AnswerDue, HaIntentRequested, ListenAgain, ReplyRequested
-from satellite.app import SatelliteApp
-from satellite.audio.io import NullSink
+from satellite.actions import AnswerDue, HaIntentRequested, ListenAgain, ReplyRequested
 from satellite.config import Config, validate
-from satellite.events import Event, ListeningTimeout, StateChanged, UtteranceEnded, WakeDetected
-from satellite.mqtt.payloads import Command
+from satellite.events import ListeningTimeout, StateChanged, UtteranceEnded, WakeDetected
 from satellite.nlu import trust
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.nlu.recognizer import SOURCE_LLM, IntentResult
-from satellite.pipeline import Pipeline, build_pipeline
-from satellite.tts.espeak import EspeakEngine
+from satellite.pipeline import build_pipeline
 from satellite.understanding.dialogue import ANSWER_WINDOW_SECONDS, REPLIES, Dialogue
 from tests import corpus, robustness, synth
+from tests.app_harness import dialogue_app
 from tests.fake_recognizer import Heard, decide, stage, understanding_with
 
 LIGHT_ON = IntentResult("HassTurnOn", {"name": "kitchen light"}, text="turn on the kitchen light")
@@ -241,33 +237,6 @@ def test_a_result_barely_above_its_need_is_doubtful_in_a_quiet_room(
     assert (answer.result.confidence < config.stt.doubt_below_confidence) is doubtful
 
 
-class _Published:
-    """The app's event sink: keeps what it publishes."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def publish_event(self, event: Event) -> None:
-        self.events.append(event)
-
-
-def _app(pipeline: Pipeline) -> tuple[SatelliteApp, _Published, list[Action]]:
-    """The app on ``pipeline`` with a dialogue: what it publishes and what it does."""
-    published, done = _Published(), list[Action]()
-    inbox: queue.Queue[Command] = queue.Queue()
-    app = SatelliteApp(
-        pipeline,
-        published,
-        inbox,
-        EspeakEngine(),
-        NullSink(),
-        lambda *_: None,
-        dialogue=Dialogue(),
-        on_action=done.append,
-    )
-    return app, published, done
-
-
 def test_the_app_publishes_a_doubtful_intent_as_not_understood_and_asks_again() -> None:
     """Home Assistant acts on intent events: a doubtful one goes out as not understood,
     and the app asks once more, to listen without the wake word once it has said so."""
@@ -277,7 +246,7 @@ def test_the_app_publishes_a_doubtful_intent_as_not_understood_and_asks_again() 
     audio = scene.audio + synth.white_noise(len(scene.audio) / synth.RATE, 15.0, seed=3)
     understanding = understanding_with(Heard("turn on the kitchen light", need + 1.0), config)
     pipeline = build_pipeline(config, understanding=understanding)
-    app, published, done = _app(pipeline)
+    app, published, done = dialogue_app(pipeline)
     try:
         app.run(iter([synth.to_chunk(audio)]))
     finally:
@@ -315,7 +284,7 @@ def test_the_app_sends_an_unanswered_doubtful_call_for_help_on_unconfirmed() -> 
         Heard("i need help", config.stt.rejection_threshold + 1.0), config
     )
     pipeline = build_pipeline(config, understanding=understanding)
-    app, published, done = _app(pipeline)
+    app, published, done = dialogue_app(pipeline)
     try:
         app.run(synth.mic_chunks(audio))
     finally:

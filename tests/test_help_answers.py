@@ -10,19 +10,15 @@ rules, then with the real recognizer on synthesized answers, then through the ap
 
 from __future__ import annotations
 
-import queue
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
 
 from satellite.actions import Action, ListenAgain, ReplyRequested
-from satellite.app import SatelliteApp
 from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
-from satellite.audio.io import NullSink
 from satellite.config import Config
 from satellite.events import Event
-from satellite.mqtt.payloads import Command
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.nlu.help_answers import ANSWER_NO, ANSWER_YES, answer_intent_set
 from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
@@ -35,7 +31,6 @@ from satellite.stt.factory import (
 )
 from satellite.stt.lexicon import pocketsphinx_model_dir
 from satellite.stt.sphinx import PocketSphinxRecognizer
-from satellite.tts.espeak import EspeakEngine
 from satellite.understanding import Understanding
 from satellite.understanding.dialogue import (
     ANSWER_WINDOW_SECONDS,
@@ -45,6 +40,7 @@ from satellite.understanding.dialogue import (
     answer_to_help,
 )
 from tests import corpus, robustness, synth
+from tests.app_harness import dialogue_app
 
 HELP = IntentResult("CallForHelp", text="fetch help")
 YES = IntentResult(ANSWER_YES, text="yes please", confidence=0.95)
@@ -252,14 +248,6 @@ def test_help_is_still_help_outside_the_question(listener: Understanding) -> Non
 # --- through the app ---------------------------------------------------------------------
 
 
-class _Published:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def publish_event(self, event: Event) -> None:
-        self.events.append(event)
-
-
 def _through_the_app(answer: str) -> tuple[list[Event], list[Action]]:
     """'okay nabu, i need help' in white noise (doubtful: asked about), then ``answer``
     after the question, in the same room: what the app published and did."""
@@ -273,18 +261,7 @@ def _through_the_app(answer: str) -> tuple[list[Event], list[Action]]:
     config = Config()
     understanding = robustness.listener(config)
     pipeline = build_pipeline(config, understanding=understanding)
-    published, done = _Published(), list[Action]()
-    inbox: queue.Queue[Command] = queue.Queue()
-    app = SatelliteApp(
-        pipeline,
-        published,
-        inbox,
-        EspeakEngine(),
-        NullSink(),
-        lambda *_: None,
-        dialogue=Dialogue(question=understanding.question),
-        on_action=done.append,
-    )
+    app, published, done = dialogue_app(pipeline, Dialogue(question=understanding.question))
     try:
         app.run(synth.mic_chunks(audio))
     finally:

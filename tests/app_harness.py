@@ -1,0 +1,44 @@
+"""The app with a dialogue, on a test's pipeline, keeping what it publishes and does."""
+
+from __future__ import annotations
+
+import queue
+
+from satellite.actions import Action
+from satellite.app import SatelliteApp
+from satellite.audio.io import NullSink
+from satellite.events import Event
+from satellite.mqtt.payloads import Command
+from satellite.pipeline import Pipeline
+from satellite.tts.espeak import EspeakEngine
+from satellite.understanding.dialogue import Dialogue
+
+
+class Published:
+    """The app's event sink: keeps what it publishes."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def publish_event(self, event: Event) -> None:
+        self.events.append(event)
+
+
+def dialogue_app(
+    pipeline: Pipeline, dialogue: Dialogue | None = None
+) -> tuple[SatelliteApp, Published, list[Action]]:
+    """The app on ``pipeline`` with ``dialogue`` (a new one by default), speaking with
+    eSpeak NG into no output: the app, what it publishes and what it does."""
+    published, done = Published(), list[Action]()
+    inbox: queue.Queue[Command] = queue.Queue()
+    app = SatelliteApp(
+        pipeline,
+        published,
+        inbox,
+        EspeakEngine(),
+        NullSink(),
+        lambda *_: None,
+        dialogue=dialogue if dialogue is not None else Dialogue(),
+        on_action=done.append,
+    )
+    return app, published, done
