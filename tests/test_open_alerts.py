@@ -317,6 +317,20 @@ def test_a_restarted_satellite_keeps_the_help_request_open(
     assert len(OpenAlerts(open_alerts_path(tmp_path / "outbox.sqlite3"), False)) == 0
 
 
+def _settled(link: MqttLink, quiet: float = 1.0) -> tuple[int, int]:
+    """(outbox length, re-sends) once neither changed for ``quiet`` seconds: a worker
+    step that began before the link saw the broker go has finished by then."""
+    seen = (len(link.outbox), link.alerts.resent)
+    still_since = time.monotonic()
+    deadline = still_since + 10
+    while time.monotonic() - still_since < quiet and time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = (len(link.outbox), link.alerts.resent)
+        if now != seen:
+            seen, still_since = now, time.monotonic()
+    return seen
+
+
 @needs_broker
 def test_re_sends_wait_for_the_broker_instead_of_piling_up(
     broker: Mosquitto, tmp_path: Path
@@ -329,8 +343,9 @@ def test_re_sends_wait_for_the_broker_instead_of_piling_up(
         deadline = time.monotonic() + 10
         while link.connected.is_set() and time.monotonic() < deadline:
             time.sleep(0.01)
-        # (a re-send that came due before the link saw the broker go stays in the outbox)
-        queued, resent = len(link.outbox), link.alerts.resent
+        # (a re-send that came due before the link saw the broker go stays in the outbox;
+        # the worker may be writing it while the test reads, so wait until both settle)
+        queued, resent = _settled(link)
         assert queued <= 1
         time.sleep(3 * FAST[-1])  # several re-sends due while the broker is away
         link.publish_event(RUSHED)  # and the worker busy with something else
