@@ -94,7 +94,11 @@ def build_stages(
     talk_over = None
     if stop_words is not None:
         talk_over = TalkOver(
-            stop_words.gate, fe.vad.threshold, fe.echo.talk_over_margin_db, vad.lag_seconds
+            stop_words.gate,
+            fe.vad.threshold,
+            fe.echo.talk_over_margin_db,
+            vad.lag_seconds,
+            ask_again=fe.echo.ask_again_over_reply,
         )
     return Stages(
         echo=echo,

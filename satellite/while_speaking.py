@@ -18,6 +18,7 @@ they asked for, and the satellite does not apologise for speech not meant for it
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 
@@ -34,6 +35,8 @@ _LOGGER = logging.getLogger(__name__)
 #: A stop word heard over the reply began about this long before it was heard, s (where
 #: the VAD hears no speech under way: else where that began, up to 0.5 s earlier).
 STOP_WORD_SECONDS = 0.3
+#: Intents acted on at once when heard over a reply: they stop it, as the person wants.
+STOPPING = frozenset({"Stop", "HassNevermind"})
 
 
 class WhileSpeaking:
@@ -176,6 +179,19 @@ class WhileSpeaking:
         self.paused_at, self._resume = onset_seconds, True
         return ReplyPaused(round(at_seconds, 3), onset_seconds=round(onset_seconds, 3))
 
+    def _to_ask_again(self, answer: AnswerDue) -> bool:
+        """Whether ``answer``, to speech over the reply, is asked about once more: what
+        the canceller leaves of the reply's echo under the person leads the recognizer
+        to sure but wrong commands ("i need help" -> VolumeUp, 0.91 sure), so anything
+        but a stop is (``frontend.echo.ask_again_over_reply``); the person says it again
+        with the reply stopped."""
+        return (
+            self.talk_over is not None
+            and self.talk_over.ask_again
+            and not answer.doubtful
+            and answer.result.intent not in STOPPING
+        )
+
     def settle(
         self, actions: list[Action], hearing: bool, settled: bool, at_seconds: float
     ) -> list[Action]:
@@ -186,10 +202,18 @@ class WhileSpeaking:
         if self.paused_at is None:
             return actions
         kept: list[Action] = []
-        for action in actions:
-            if isinstance(action, AnswerDue) and action.result.intent is None:
-                _LOGGER.info("Not understood over the reply (%s): no answer", action.utterance_id)
+        for taken in actions:
+            action = taken
+            if isinstance(taken, AnswerDue) and taken.result.intent is None:
+                _LOGGER.info("Not understood over the reply (%s): no answer", taken.utterance_id)
                 continue
+            if isinstance(taken, AnswerDue) and self._to_ask_again(taken):
+                _LOGGER.info(
+                    "Heard %s over the reply (%r): asking once more",
+                    taken.result.intent,
+                    taken.result.text,
+                )
+                action = dataclasses.replace(taken, doubtful=True)
             if isinstance(action, AnswerDue | StopSaid | BargeIn):
                 self._resume = False  # answered (or stopped) instead
             kept.append(action)

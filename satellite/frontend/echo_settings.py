@@ -90,3 +90,11 @@ class EchoSettings(Section):
         "it, dB (0-30; raised by itself in a room where the satellite's own voice comes "
         "close): lower hears quieter people and risks the satellite pausing itself",
     )
+    ask_again_over_reply: bool = option(
+        True,
+        check_boolean,
+        "A command heard over a reply is asked about once more ('Sorry, say that "
+        "again'; a call for help: 'Do you need help?') instead of acted on; a stop is "
+        "acted on. What is left of the reply's echo leads the recognizer to sure but "
+        "wrong commands",
+    )

@@ -47,8 +47,12 @@ class TalkOver:
         threshold: float,
         margin_db: float,
         lag_seconds: float = 0.0,
+        ask_again: bool = True,
     ) -> None:
         self.gate = gate
+        #: Whether what is heard over a reply is asked about once more (see
+        #: ``WhileSpeaking.settle``).
+        self.ask_again = ask_again
         self.threshold = threshold
         self.margin_db = margin_db
         self.lag_seconds = lag_seconds
