@@ -1,7 +1,7 @@
 """False calls for help from short non-commands, and real calls for help, per voice
 family and room.
 
-Run on one core:  taskset -c 1 python bench/false_help.py [--all-voices] [--name NAME]
+Run on one core:  taskset -c 1 python bench/false_help.py [--all-voices] [--no-wake] [--name NAME]
 
 A bare "yes", "no thanks" or "hello" said to the satellite after the wake word with no
 help question open is heard with the commands' grammar, which has no such words: it
@@ -10,7 +10,9 @@ must not come out as a call for help (a false alarm to the caregivers). Each phr
 tests/data/commands.tsv and more care sentences) is said after "okay nabu" by one voice
 per family (``--all-voices``: every voice) in a clean room, white 10 dB and babble 10 dB,
 replayed through the satellite (default configuration, no LLM, no question open), and
-the first hearing is counted:
+the first hearing is counted (``--no-wake``: said with no wake word, the satellite
+listening on, as bench/help_answers.py hears them: in white and babble noise the wake
+word of flite's and Festival's voices is mostly not heard):
 
 - a non-command: a call for help sent at once (sure), asked about ("Do you need
   help?", doubtful), another intent (sure or asked about), not understood, no wake;
@@ -75,16 +77,23 @@ def calls() -> list[str]:
 
 
 def first_hearing(
-    understanding: Understanding, voice: corpus.Voice, text: str, room: corpus.Room, seed: int
+    understanding: Understanding,
+    voice: corpus.Voice,
+    text: str,
+    room: corpus.Room,
+    seed: int,
+    wake: bool = True,
 ) -> tuple[bool, str | None, bool]:
-    """Whether the wake word was heard, and the intent and doubt of the first hearing."""
-    scene = robustness.scene(voice, text, room, seed=seed)
+    """Whether the wake word was heard (with none said: True), and the intent and doubt
+    of the first hearing."""
+    scene = robustness.scene(voice, text, room, seed=seed, wake=wake)
     understanding.question.open = False
-    heard = robustness.replay(Config(), scene.audio, False, understanding)
+    heard = robustness.replay(Config(), scene.audio, not wake, understanding)
+    woke = bool(heard.wakes) or not wake
     first = heard.first
     if first is None:
-        return bool(heard.wakes), None, False
-    return bool(heard.wakes), first.result.intent, first.doubtful
+        return woke, None, False
+    return woke, first.result.intent, first.doubtful
 
 
 def non_command_outcome(woke: bool, intent: str | None, doubtful: bool) -> str:
@@ -105,7 +114,7 @@ def call_outcome(woke: bool, intent: str | None, doubtful: bool) -> str:
     return "lost"
 
 
-def run(voices: list[corpus.Voice]) -> dict[str, Any]:
+def run(voices: list[corpus.Voice], wake: bool = True) -> dict[str, Any]:
     understanding = robustness.listener(Config())
     said_calls = calls()
     table: dict[str, dict[str, Any]] = {}
@@ -117,7 +126,9 @@ def run(voices: list[corpus.Voice]) -> dict[str, Any]:
             for voice in [v for v in voices if v.family == family]:
                 said = [(t, "non") for t in NON_COMMANDS] + [(t, "call") for t in said_calls]
                 for index, (text, kind) in enumerate(said):
-                    woke, intent, doubtful = first_hearing(understanding, voice, text, room, index)
+                    woke, intent, doubtful = first_hearing(
+                        understanding, voice, text, room, index, wake
+                    )
                     judge = non_command_outcome if kind == "non" else call_outcome
                     what = judge(woke, intent, doubtful)
                     tally[f"{kind}_n"] += 1
@@ -131,6 +142,7 @@ def run(voices: list[corpus.Voice]) -> dict[str, Any]:
             print(f"  {family} / {room.label}: {dict(tally)}", flush=True)
     return {
         "voices": [v.label for v in voices],
+        "wake_word": wake,
         "rooms": [r.label for r in ROOMS],
         "non_commands": NON_COMMANDS,
         "calls": said_calls,
@@ -144,11 +156,13 @@ def run(voices: list[corpus.Voice]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all-voices", action="store_true", help="every corpus voice")
-    parser.add_argument("--name", default="false_help", help="bench/results/NAME.json")
+    parser.add_argument("--no-wake", action="store_true", help="said with no wake word")
+    parser.add_argument("--name", default=None, help="bench/results/NAME.json")
     args = parser.parse_args()
+    name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
     print(f"{len(voices)} voices x {len(ROOMS)} rooms (machine shared: timings noisy)", flush=True)
-    data = run(voices)
+    data = run(voices, not args.no_wake)
     non = ("help_at_once", "help_asked", "other_intent", "not_understood", "no_wake")
     call = ("sent", "asked", "lost", "no_wake")
     rows = [
@@ -162,7 +176,7 @@ def main() -> None:
         ["family", "room", "non-commands", *non, "calls", *(f"call {w}" for w in call)], rows
     )
     print(f"cpu {data['cpu_seconds']} s, peak RSS {data['peak_rss_mb']} MB (machine shared)")
-    print(write_results(args.name, data))
+    print(write_results(name, data))
 
 
 if __name__ == "__main__":
