@@ -114,13 +114,15 @@ def call_outcome(woke: bool, intent: str | None, doubtful: bool) -> str:
     return "lost"
 
 
-def run(voices: list[corpus.Voice], wake: bool = True) -> dict[str, Any]:
+def run(
+    voices: list[corpus.Voice], wake: bool = True, rooms: tuple[corpus.Room, ...] = ROOMS
+) -> dict[str, Any]:
     understanding = robustness.listener(Config())
     said_calls = calls()
     table: dict[str, dict[str, Any]] = {}
     heard: list[dict[str, Any]] = []
     cpu_started = time.process_time()
-    for room in ROOMS:
+    for room in rooms:
         for family in corpus.FAMILIES:
             tally: Counter[str] = Counter()
             for voice in [v for v in voices if v.family == family]:
@@ -143,7 +145,7 @@ def run(voices: list[corpus.Voice], wake: bool = True) -> dict[str, Any]:
     return {
         "voices": [v.label for v in voices],
         "wake_word": wake,
-        "rooms": [r.label for r in ROOMS],
+        "rooms": [r.label for r in rooms],
         "non_commands": NON_COMMANDS,
         "calls": said_calls,
         "table": table,
@@ -157,12 +159,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all-voices", action="store_true", help="every corpus voice")
     parser.add_argument("--no-wake", action="store_true", help="said with no wake word")
+    parser.add_argument(
+        "--rooms", nargs="*", metavar="ROOM", help="these rooms instead (e.g. reverb 'white 10 dB')"
+    )
     parser.add_argument("--name", default=None, help="bench/results/NAME.json")
     args = parser.parse_args()
     name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
+    rooms: tuple[corpus.Room, ...] = ROOMS
+    if args.rooms:
+        rooms = tuple(r for r in corpus.ROOMS_ALL if r.label in args.rooms)
+        if len(rooms) != len(args.rooms):
+            parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
-    print(f"{len(voices)} voices x {len(ROOMS)} rooms (machine shared: timings noisy)", flush=True)
-    data = run(voices, not args.no_wake)
+    print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
+    data = run(voices, not args.no_wake, rooms)
     non = ("help_at_once", "help_asked", "other_intent", "not_understood", "no_wake")
     call = ("sent", "asked", "lost", "no_wake")
     rows = [
