@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from .intents import IntentSet, UnknownLanguageError, care_intents_yaml
+from .intents import NOT_A_COMMAND, IntentSet, UnknownLanguageError, care_intents_yaml, not_commands
 
 _DIR = Path(__file__).resolve().parent
 
@@ -53,6 +53,24 @@ def answer_intent_set(language: str) -> IntentSet:
     intents = hassil.Intents.from_dict(data)
     names = tuple(sorted(intents.intents))
     return IntentSet(language, intents, dict(intents.slot_lists), names)
+
+
+def help_check_intent_set(language: str) -> IntentSet:
+    """CallForHelp's sentences beside the things said that are no command ("yes", "no
+    thanks", ...: ``NOT_A_COMMAND``): the grammar a call for help heard with the
+    commands' grammar (which has no "yes") is searched again with, to tell a bare "yes"
+    from a call (understanding/belief.py)."""
+    import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
+
+    data = {
+        "language": language.split("_", maxsplit=1)[0],
+        "intents": {
+            HELP: care_intents_yaml(language)["intents"][HELP],
+            NOT_A_COMMAND: {"data": [{"sentences": list(not_commands(language))}]},
+        },
+    }
+    intents = hassil.Intents.from_dict(data)
+    return IntentSet(language, intents, dict(intents.slot_lists), (HELP, NOT_A_COMMAND))
 
 
 class HelpQuestion:

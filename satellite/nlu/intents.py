@@ -27,6 +27,9 @@ _DIR = Path(__file__).resolve().parent
 
 #: Intents answered on the device (see satellite/dialogue.py).
 CARE_INTENTS = ("CallForHelp", "GetTime", "GetDate", "Repeat", "Stop", "VolumeUp", "VolumeDown")
+#: What the templates make of a thing said that is no command ("yes", "no thanks":
+#: ``not_commands``): nothing Home Assistant or the dialogue acts on.
+NOT_A_COMMAND = "NotACommand"
 #: Intents that switch or change a device.
 DEVICE_ACTION_INTENTS = frozenset(
     {
@@ -148,6 +151,12 @@ def care_intents_yaml(language: str) -> dict[str, Any]:
         )
     data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     return data
+
+
+def not_commands(language: str) -> tuple[str, ...]:
+    """The templates of things said that are no command, in ``language`` (the care
+    intents' ``not_commands``): see nlu/help_answers.help_check_intent_set."""
+    return tuple(str(t) for t in care_intents_yaml(language).get("not_commands", ()))
 
 
 def load_intent_set(

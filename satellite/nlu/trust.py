@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from .help_answers import ANSWER_INTENTS
-from .intents import CARE_INTENTS, DEVICE_ACTION_INTENTS
+from .intents import CARE_INTENTS, DEVICE_ACTION_INTENTS, NOT_A_COMMAND
 from .recognizer import SOURCE_TEMPLATE, IntentResult
 
 if TYPE_CHECKING:
@@ -40,14 +40,15 @@ def needed_score(
     care intents: speech from outside the domain fits their many loose sentences more
     easily, and a call for help heard wrongly costs a false alarm, missed a nurse.
     Answers to the help question (heard only while it is open, in a grammar of their
-    own) ask what care intents ask.
+    own) and things said that are no command ("yes" with no question open: nothing is
+    done) ask what care intents ask.
     """
     need = settings.rejection_threshold + shift
     if loud:
         need += settings.loud_shift
     if result.intent in DEVICE_ACTION_INTENTS:
         need += settings.device_margin
-    elif result.intent not in CARE_INTENTS and result.intent not in ANSWER_INTENTS:
+    elif result.intent not in (*CARE_INTENTS, *ANSWER_INTENTS, NOT_A_COMMAND):
         need += settings.home_margin
     return need
 

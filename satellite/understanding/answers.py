@@ -9,6 +9,7 @@ from ..nlu import trust
 from ..nlu.events import Transcript, intent_event
 from ..nlu.fallback import FallbackJobs
 from ..nlu.help_answers import ANSWER_INTENTS
+from ..nlu.intents import NOT_A_COMMAND
 from ..nlu.recognizer import IntentResult
 from ..stt.base import SttResult
 from ..stt.settings import SttSettings
@@ -79,7 +80,10 @@ class Answers:
     ) -> list[Event]:
         """The intent event and the answer owed (``doubtful``: the dialogue asks once
         more; the app publishes its intent event as not understood, see app.py); ``loud``
-        the room, if the utterance has no report."""
+        the room, if the utterance has no report; a thing said that is no command
+        (``NOT_A_COMMAND``, see belief.py) is not understood: nothing to do or ask)."""
+        if result.intent == NOT_A_COMMAND:
+            result = IntentResult(None, text=result.text)
         report = self.reports.get(utterance_id)
         if report is not None:
             report.intent = result
