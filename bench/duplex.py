@@ -27,7 +27,12 @@ from bench.common import peak_rss_mb, print_table, write_results
 from satellite.audio.chunk import AudioChunk
 from satellite.frontend.echo_engines import SpeexEchoCanceller
 from satellite.frontend.echo_settings import EchoSettings
-from satellite.stt.keywords import KWS_THRESHOLD, StopWordSpotter
+from satellite.stt.keywords import (
+    KWS_THRESHOLD,
+    RING_ALLOWANCE_DB,
+    STOP_HEADROOM_DB,
+    StopWordSpotter,
+)
 from tests import corpus
 from tests.room import Float, Room, level_db, scale_to
 
@@ -152,11 +157,30 @@ def main() -> None:
     parser.add_argument("--words", nargs="+", default=["stop", "cancel"])
     parser.add_argument("--threshold", type=float, default=KWS_THRESHOLD)
     parser.add_argument("--margin-db", type=float, default=None)
+    parser.add_argument(
+        "--headroom-db",
+        type=float,
+        default=STOP_HEADROOM_DB,
+        help="the learnt margin's headroom over the own voice (-99: a fixed margin)",
+    )
+    parser.add_argument(
+        "--ring-allowance-db",
+        type=float,
+        default=RING_ALLOWANCE_DB,
+        help="how far the microphone may fall before the gate calls it ringing (99: off)",
+    )
+    parser.add_argument("--name", default=None, help="results file name (default duplex)")
     args = parser.parse_args()
     settings = EchoSettings()
     started = time.perf_counter()
     margin_db = settings.stop_margin_db if args.margin_db is None else args.margin_db
-    spotter = StopWordSpotter(settings.stop_words, margin_db, threshold=args.threshold)
+    spotter = StopWordSpotter(
+        settings.stop_words,
+        margin_db,
+        threshold=args.threshold,
+        headroom_db=args.headroom_db,
+        ring_allowance_db=args.ring_allowance_db,
+    )
     load_seconds = time.perf_counter() - started
     replies = [
         scale_to(corpus.speak(SATELLITE_VOICE, text).astype(np.float64), REPLY_LEVEL_DB)
@@ -184,6 +208,7 @@ def main() -> None:
                 "replies": len(own),
                 "self_stops": sum(t.stopped_at is not None for t in own),
                 "first_reply_self_stop": own[0].stopped_at is not None,
+                "margin_db": round(spotter.margin.now_db, 1),
             }
         )
         for family in corpus.FAMILIES:
@@ -220,11 +245,13 @@ def main() -> None:
         "peak_rss_mb": peak_rss_mb(),
     }
     write_results(
-        "duplex_quick" if args.quick else "duplex",
+        (args.name or "duplex") + ("_quick" if args.quick else ""),
         {
             "settings": {
                 "stop_words": list(settings.stop_words),
                 "stop_margin_db": margin_db,
+                "headroom_db": args.headroom_db,
+                "ring_allowance_db": args.ring_allowance_db,
                 "kws_threshold": args.threshold,
                 "words_said": args.words,
                 "people": [v.label for v in people],

@@ -14,9 +14,10 @@ it (what the loop did before: stop words only).
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.duplex_talk_over [--quick]
         [--stop-words xylophone]   # the talk-over check alone (no stop word is said)
+        [--rt60 0.6]               # only those rooms (each as in the full run)
 
-Writes bench/results/duplex_talk_over[_gate_only].json and prints a table per voice
-family and room.
+Writes bench/results/duplex_talk_over[_gate_only][_rt60_...].json and prints a table per
+voice family and room.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def _own(replying: Replying, replies: list[Float]) -> dict[str, int]:
     }
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="three rooms, four voices")
     parser.add_argument(
@@ -131,12 +132,21 @@ def main() -> None:
         default=None,
         help="frontend.echo.stop_words (e.g. xylophone: the talk-over check alone)",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--rt60", type=float, nargs="+", default=None, help="only the rooms of these RT60s, s"
+    )
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = _arguments()
     echo: dict[str, Any] = {"enabled": True}
     if args.stop_words:
         echo["stop_words"] = args.stop_words
     config = validate({"frontend": {"echo": echo}})
     name = "duplex_talk_over" + ("_gate_only" if args.stop_words else "")
+    if args.rt60:
+        name += "_rt60_" + "_".join(f"{r:g}" for r in args.rt60)
     pipeline = _pipeline(config, talk_over=True)
     replies = [reply_audio(text) for text in REPLIES]
     rooms = [
@@ -145,19 +155,21 @@ def main() -> None:
     people = corpus.available(PEOPLE)
     if args.quick:
         rooms, people = rooms[::4], people[::2]
+    if args.rt60:
+        rooms = [r for r in rooms if r.rt60_seconds in args.rt60]
     own_rows: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     trials: list[Trial] = []
     cpu0 = time.process_time()
     for number, room in enumerate(rooms):
-        replying = Replying(pipeline, room, seed=number)
+        replying = Replying(pipeline, room, seed=room.seed)  # the room's, as in the full run
         label = {"delay_ms": room.delay_ms, "rt60_s": room.rt60_seconds}
         own_rows.append({**label, **_own(replying, replies)})
         assert pipeline.stages.talk_over is not None
         label_margin = {"margin_db": round(pipeline.stages.talk_over.margin_now_db, 1)}
         room_trials: list[Trial] = []
         for index, voice in enumerate(people):
-            text, intent = COMMANDS[(index + number) % len(COMMANDS)]
+            text, intent = COMMANDS[(index + room.seed) % len(COMMANDS)]
             said = corpus.speak(voice, text).astype(np.float64)
             reply = replies[LONG[int(replying.rng.integers(len(LONG)))]]
             at = float(replying.rng.uniform(0.6, 2.4))

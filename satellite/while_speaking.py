@@ -101,8 +101,7 @@ class WhileSpeaking:
         loop listens as if the satellite had stopped speaking."""
         if self.speaking:
             self.speaking = False
-            if self.talk_over is not None:
-                self.talk_over.start_reply()
+            self._spoken_over()
             actions.append(BargeIn(round(hit.timestamp_seconds, 3), wake_word=hit.wake_word))
 
     def set_speaking(self, speaking: bool) -> None:
@@ -174,8 +173,7 @@ class WhileSpeaking:
         """Pause the reply for someone who began speaking at ``onset_seconds``: the loop
         listens as if the satellite had stopped speaking; ``settle`` decides the rest."""
         self.speaking = False
-        if self.talk_over is not None:
-            self.talk_over.start_reply()  # not the satellite's own voice to learn from
+        self._spoken_over()
         self.paused_at, self._resume = onset_seconds, True
         return ReplyPaused(round(at_seconds, 3), onset_seconds=round(onset_seconds, 3))
 
@@ -191,6 +189,14 @@ class WhileSpeaking:
             and not answer.doubtful
             and answer.result.intent not in STOPPING
         )
+
+    def _spoken_over(self) -> None:
+        """Someone spoke over the reply: what the gates measure on it is not the
+        satellite's own voice, and their margins do not learn from it."""
+        if self.talk_over is not None:
+            self.talk_over.start_reply()
+        if self.stages.stop_words is not None:
+            self.stages.stop_words.spoken_over()
 
     def settle(
         self, actions: list[Action], hearing: bool, settled: bool, at_seconds: float

@@ -80,8 +80,9 @@ class EchoSettings(Section):
     stop_margin_db: float = option(
         9.0,
         check_number(0.0, 30.0, " dB"),
-        "How much louder than the echo left of the reply a stop word must be, dB (0-30): "
-        "lower hears quieter people and risks the satellite stopping itself",
+        "How much louder than the echo left of the reply a stop word must be, dB (0-30; "
+        "raised by itself in a room where the satellite's own voice comes close): lower "
+        "hears quieter people and risks the satellite stopping itself",
     )
     talk_over_margin_db: float = option(
         12.0,

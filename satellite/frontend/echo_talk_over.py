@@ -10,11 +10,14 @@ on the last one, as the canceller carries its filter). The window is shorter tha
 stop words' (they judge a whole word; this judges an onset, to pause the reply within
 300 ms of it), so it swings more on the satellite's own voice, most in a reverberant room
 (up to ~13 dB at RT60 0.6 s, where the room rings on past the canceller's 200 ms filter;
-under 8 dB at RT60 <= 0.4 s). The margin is therefore the larger of ``margin_db`` and
-``HEADROOM_DB`` above the most the gate measured on the satellite's own voice over its
-last ``LEARN_REPLIES`` replies (a reply someone spoke over is not learnt from): a quiet
-room keeps the base margin, a ringing one raises it and hears fewer people rather than
-itself.
+under 8 dB at RT60 <= 0.4 s). The margin therefore learns from the satellite's own voice
+as the stop words' does (``stt.keywords.LearntMargin``: the larger of ``margin_db`` and a
+headroom above the most the gate measured on each of its last replies; a reply someone
+spoke over is not learnt from), here from every frame of a reply: a quiet room keeps the
+base margin, a ringing one raises it and hears fewer people rather than itself. As for
+the stop words, the measure is taken less the ringing (``DoubleTalkGate.ringing_db``:
+where the reply goes quiet the room rings on past the canceller's filter), so the margin
+rises less in a ringing room and a person's onset passes it sooner.
 
 Measured on a simulated room (``python -m bench.duplex_talk_over``,
 bench/results/duplex_talk_over.json).
@@ -22,9 +25,7 @@ bench/results/duplex_talk_over.json).
 
 from __future__ import annotations
 
-from collections import deque
-
-from ..stt.keywords import DoubleTalkGate
+from ..stt.keywords import DoubleTalkGate, LearntMargin
 
 #: Frames (10 ms) over which the gate judges an onset.
 WINDOW_FRAMES = 25
@@ -32,10 +33,6 @@ WINDOW_FRAMES = 25
 MIN_SPEECH_FRAMES = 5
 #: Below ``threshold - HYSTERESIS`` a frame breaks the run.
 HYSTERESIS = 0.15
-#: The margin stays this far above the most measured on the satellite's own voice, dB.
-HEADROOM_DB = 3.0
-#: Replies whose own-voice measure the margin learns from.
-LEARN_REPLIES = 10
 
 
 class TalkOver:
@@ -54,13 +51,11 @@ class TalkOver:
         #: ``WhileSpeaking.settle``).
         self.ask_again = ask_again
         self.threshold = threshold
-        self.margin_db = margin_db
         self.lag_seconds = lag_seconds
         self._run = 0
         self._run_start = 0.0
-        #: The most the gate measured on each of the last replies (the satellite alone).
-        self._own_db: deque[float] = deque(maxlen=LEARN_REPLIES)
-        self._reply_db = float("-inf")
+        #: The margin a run must pass (at least ``margin_db``), learnt from own replies.
+        self.margin = LearntMargin(margin_db)
         #: Runs of speech the VAD found, and of them those the gate let through.
         self.runs = 0
         self.passed = 0
@@ -75,14 +70,15 @@ class TalkOver:
     @property
     def margin_now_db(self) -> float:
         """The margin a run must pass now, dB."""
-        learnt = max(self._own_db, default=float("-inf")) + HEADROOM_DB
-        return max(self.margin_db, learnt)
+        return self.margin.now_db
 
     def hear(self, start_seconds: float, probability: float) -> float | None:
         """One 10 ms frame of a reply (starting at ``start_seconds``) and the VAD's speech
         probability on the cancelled audio: the onset of the person's speech, s, when it
         is heard over the reply."""
         excess = self.gate.excess_db(WINDOW_FRAMES, carry=True)
+        if excess is not None:  # where the reply went quiet the room rings on
+            excess -= self.gate.ringing_db(WINDOW_FRAMES)
         self.last_excess_db = float("-inf") if excess is None else excess
         if probability >= self.threshold:
             if self._run == 0:
@@ -96,22 +92,22 @@ class TalkOver:
             self.passed += 1
             self.start_reply()  # someone spoke: not the satellite's own voice to learn
             return self._run_start
-        self._reply_db = max(self._reply_db, self.last_excess_db)
+        if excess is not None:
+            self.margin.measure(excess)
         return None
 
     def start_reply(self) -> None:
         """A reply starts (or was spoken over): nothing measured on it yet."""
         self._run = 0
-        self._reply_db = float("-inf")
+        self.margin.start_reply()
 
     def end_reply(self) -> None:
         """The reply played to its end with nobody over it: learn what the gate measured
         on the satellite's own voice."""
-        if self._reply_db > float("-inf"):
-            self._own_db.append(self._reply_db)
-        self.start_reply()
+        self.margin.end_reply()
+        self._run = 0
 
     def reset(self) -> None:
         """A new room (the canceller starts again): nothing learnt."""
-        self.start_reply()
-        self._own_db.clear()
+        self._run = 0
+        self.margin.forget()
