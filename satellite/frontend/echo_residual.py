@@ -2,7 +2,7 @@
 suppressor for ``echo_mdf``.
 
 Per frequency bin, the residual echo is estimated as the filter's own echo estimate
-times its leakage (the echo power the filter has been leaving, ``10^(-erle/10)``), kept
+times its leakage (the share of the echo's power the filter has been leaving), kept
 from falling faster than the room's reverberation; the bin is scaled by
 ``1 - over * residual / power`` (at least ``floor``). Where a person's voice fills a bin
 its power is far above the residual echo and the gain stays near 1: the person passes.
@@ -18,8 +18,9 @@ import numpy.typing as npt
 
 Float = npt.NDArray[np.float64]
 
-#: The residual echo is over-estimated by this factor before it is taken out.
-OVER_SUBTRACTION = 3.0
+#: The residual echo is over-estimated by this factor before it is taken out (the leak is
+#: an average over the last frames; a reply's new sounds leave more).
+OVER_SUBTRACTION = 10.0
 #: How much of the residual estimate is left from one frame to the next (reverberation).
 RESIDUAL_DECAY = 0.85
 
