@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from satellite.frontend.echo import echo_return_loss_enhancement
-from satellite.frontend.echo_mdf import MdfEchoCanceller
+from satellite.frontend.echo_mdf import REPLAYS, MdfEchoCanceller
 from tests import synth
 from tests.room import Float, OverReply, Room, Speaking, level_db, scale_to
 
@@ -36,32 +36,36 @@ def _taken_out(said: OverReply, span: slice) -> float:
     )
 
 
-def _after_one_second_of_echo(room: Room, reply: Float, replays: int) -> float:
+def _after_one_second_of_echo(room: Room, reply: Float, replays: int) -> tuple[float, float]:
     """A new filter's first reply: the echo taken out in the second after the echo's
-    first second."""
+    first second, and from there to the reply's end."""
     canceller = MdfEchoCanceller(replays=replays)
     said = Speaking(room, canceller.process, late=0).reply(reply)
     onset = int(room.delay_ms * RATE / 1000)
-    return _taken_out(said, slice(onset + RATE, onset + 2 * RATE))
+    return (
+        _taken_out(said, slice(onset + RATE, onset + 2 * RATE)),
+        _taken_out(said, slice(onset + RATE, len(reply))),
+    )
 
 
 @pytest.mark.parametrize("room", [Room(20, 0.2), Room(200, 0.6)])
-def test_a_new_filter_learns_more_in_its_first_second(replies: list[Float], room: Room) -> None:
-    """Learning again from the frames just heard: after 1 s of echo a new filter takes
-    out clearly more than with new frames only (13.5 against 9.7 dB at RT60 0.2 s, 9.1
-    against 6.1 at 0.6 s when measured)."""
-    reused = _after_one_second_of_echo(room, replies[1], replays=2)
-    new_only = _after_one_second_of_echo(room, replies[1], replays=0)
-    assert reused >= new_only + 2.5, (reused, new_only)
+def test_a_new_filter_learns_more_in_its_first_seconds(replies: list[Float], room: Room) -> None:
+    """Learning again from the frames just heard: from 1 s of echo on a new filter takes
+    out clearly more than with new frames only (measured 18.7 against 14.1 dB at RT60
+    0.2 s, 13.5 against 9.9 at 0.6 s), and at RT60 0.2 s 12 dB in the second after
+    1 s of echo (14.0 measured; 9.7 with new frames only)."""
+    second, rest = _after_one_second_of_echo(room, replies[1], replays=REPLAYS)
+    _, rest_new_only = _after_one_second_of_echo(room, replies[1], replays=0)
+    assert rest >= rest_new_only + 3.0, (rest, rest_new_only)
     if room.rt60_seconds <= 0.2:
-        assert reused >= 12.0, reused
+        assert second >= 12.0, second
 
 
 def test_after_one_reply_in_a_new_room_the_next_has_the_echo_out_from_its_start(
     replies: list[Float],
 ) -> None:
     """The issue's 25 dB from the second reply on: one reply (with its 0.5 s tail) in
-    a new room, and the next reply's first second has 25 dB of echo taken out (29.7
+    a new room, and the next reply's first second has 25 dB of echo taken out (30.0
     measured; 21.4 before the data reuse)."""
     room = Room(100, 0.4)
     canceller = MdfEchoCanceller()
@@ -82,7 +86,7 @@ def test_a_moved_speaker_is_learnt_again_quickly_and_never_runs_away(
     """A filter learnt in one room, then the speaker moved: the output is never louder
     than the microphone (second by second), the filter is young again (it learns from
     remembered frames of the new room only), and by the second reply in the new room
-    the echo is taken out again (25.8 dB measured; 20.4 before the data reuse)."""
+    the echo is taken out again (25.3 dB measured; 20.4 before the data reuse)."""
     canceller = MdfEchoCanceller()
     before = Speaking(Room(100, 0.4), canceller.process, late=0)
     for reply in replies[:2]:

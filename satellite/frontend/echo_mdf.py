@@ -24,10 +24,12 @@ long lowers the tracked one slowly as well.
 A new filter (or one the moved-speaker check has reset) is *young* until the echo loss
 it reaches first comes to ``YOUNG_ERLE_DB`` (or for ``YOUNG_FRAMES``): then each
 echo-only frame is remembered and the filter also learns again from ``replays`` of the
-last second's remembered frames (``echo_mdf_history``), with a proportionate step (more
-of it to the partitions that hold most of the room). A learnt filter does neither: it
-costs what it did, and its steps stay small. (A larger step while young was measured
-and left out: it took in more of a person talking over the first reply.)
+last second's remembered frames (``echo_mdf_history``; their gradients are summed with
+the new frame's and constrained once, so a replay costs one error estimate), with a
+proportionate step (more of it to the partitions that hold most of the room). A learnt
+filter does neither: it costs what it did, and its steps stay small. (A larger step
+while young was measured and left out: it took in more of a person talking over the
+first reply.)
 
 Overlap-save with a 10 ms hop: blocks of 2 x 160 samples, ``tail_ms / 10`` partitions,
 numpy only (rfft of 320 points); no added delay (the output frame is the input frame).
@@ -55,7 +57,8 @@ STEP = 0.5
 YOUNG_ERLE_DB = 25.0
 #: ... or it has learnt on this many frames (a noisy room may never reach it).
 YOUNG_FRAMES = 500
-#: While young, remembered frames learnt from again per new frame (data reuse; 0: none).
+#: While young, remembered frames learnt from again per new frame (data reuse; 0: none),
+#: in one step with the new frame's (more, summed, overshoot).
 REPLAYS = 2
 #: ... remembered from the last this many frames (10 ms each).
 REPLAY_FRAMES = 100
@@ -201,21 +204,23 @@ class MdfEchoCanceller:
                 self._young_frames = YOUNG_FRAMES  # learnt: young no more
         shares = self._shares() if young else np.ones(self.partitions)
         history = self._history
-        self._adapt(back, history.spectra(), history.power(), shares)
+        gradient = self._gradient(back, history.spectra(), history.power(), shares)
         self.frames_adapted += 1
-        if not young or self.replays == 0:
-            return
-        now = history.frames
-        self._memory.remember(now, near)
-        for _ in range(self.replays):
-            found = self._memory.next(now)
-            if found is None:
-                break
-            age, old_near = found
-            spectra = history.spectra(age)
-            error = old_near - self._estimate(self._back, spectra)
-            self._adapt(error, spectra, history.power(age), shares)
-            self.frames_replayed += 1
+        if young and self.replays > 0:
+            now = history.frames
+            self._memory.remember(now, near)
+            ages = set()
+            for _ in range(self.replays):
+                found = self._memory.next(now)
+                if found is None or found[0] in ages:
+                    break  # not the same frame twice in one step
+                age, old_near = found
+                ages.add(age)
+                spectra = history.spectra(age)
+                error = old_near - self._estimate(self._back, spectra)
+                gradient += self._gradient(error, spectra, history.power(age), shares)
+                self.frames_replayed += 1
+        self._step(gradient)
 
     def _shares(self) -> Float:
         """Each partition's share of the step (IPNLMS; they sum to ``partitions``):
@@ -254,13 +259,19 @@ class MdfEchoCanceller:
             self.erle_db += ERLE_RISE * (frame_erle - self.erle_db)
         self.double_talk = talking or self._hold > 0
 
-    def _adapt(self, error: Float, spectra: Complex, power: Float, shares: Float) -> None:
-        """One proportionate NLMS step of the background filter on one frame's error,
-        gradient constrained to the partition's first half (overlap-save)."""
+    def _gradient(self, error: Float, spectra: Complex, power: Float, shares: Float) -> Complex:
+        """The proportionate NLMS step of the background filter for one frame's error
+        (not yet constrained)."""
         n = self.frame_samples
         spectrum = np.fft.rfft(np.concatenate([np.zeros(n), error]))
         norm = shares @ power + REGULARISATION * n * self.partitions
-        gradient = np.conj(spectra) * (spectrum * (STEP / norm)) * shares[:, None]
+        gradient: Complex = np.conj(spectra) * (spectrum * (STEP / norm)) * shares[:, None]
+        return gradient
+
+    def _step(self, gradient: Complex) -> None:
+        """The background filter moved by ``gradient``, constrained to each partition's
+        first half (overlap-save)."""
+        n = self.frame_samples
         impulse = np.fft.irfft(gradient, 2 * n, axis=1)
         impulse[:, n:] = 0.0
         self._back += np.fft.rfft(impulse, axis=1)

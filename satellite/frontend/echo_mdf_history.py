@@ -15,6 +15,9 @@ import numpy.typing as npt
 
 Float = npt.NDArray[np.float64]
 Complex = npt.NDArray[np.complex128]
+#: Remembered frames are handed back this many slots apart: frames replayed in one step
+#: are far apart in time, so their spectra differ (coprime with the memory's length).
+STRIDE = 37
 
 
 class FarHistory:
@@ -62,7 +65,7 @@ class FarHistory:
 
 class ReplayMemory:
     """The microphone frames the filter learnt from (echo-only frames), by frame number,
-    for the last ``kept`` frames of the far end; handed back in turn."""
+    for the last ``kept`` frames of the far end; handed back in turn, ``STRIDE`` apart."""
 
     def __init__(self, kept: int, frame_samples: int) -> None:
         self.kept = kept
@@ -85,7 +88,7 @@ class ReplayMemory:
         (frames) and its microphone; None when none is."""
         for _ in range(self.kept):
             slot = self._cursor
-            self._cursor = (self._cursor + 1) % self.kept
+            self._cursor = (self._cursor + STRIDE) % self.kept
             age = now - int(self._numbers[slot])
             if 0 < age < self.kept:
                 return age, self._near[slot]
