@@ -4,10 +4,9 @@ its cost per 10 ms frame (wall and CPU time).
 
 How fast a new filter learns the room, counted from the echo's first sample (the output
 latency, ``delay_ms``, later than the reply): the echo taken out in the second after 1 s
-of echo (``erle_echo_1_2s_db``: the issue's target is >= 25 dB after <= 1 s), and from
-when on every 100 ms window has 25 dB taken out (``seconds_to_25_db``; null: never
-within the reply). ``cpu_young_ms_per_frame`` is the cost over the first 2 s, while
-a new filter is still learning.
+of echo (``erle_echo_1_2s_db``; the issue's target is >= 25 dB after <= 1 s).
+``cpu_young_ms_per_frame`` is the cost over the first 2 s, while a new filter is still
+learning.
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo [--engines speex,mdf]
 
@@ -45,12 +44,6 @@ def _int16(x: Float) -> np.ndarray:
     return np.clip(np.round(x), -32768, 32767).astype(np.int16)
 
 
-#: The echo taken out that counts as learnt, dB (the issue's target).
-TARGET_DB = 25.0
-#: Window over which the learnt target must hold, samples (100 ms).
-WINDOW = RATE // 10
-
-
 def _run(
     engine: str, mic: np.ndarray, far: np.ndarray, canceller: EchoCanceller | None = None
 ) -> tuple[np.ndarray, float, float, float]:
@@ -76,20 +69,6 @@ def _run(
     if own:
         canceller.close()
     return out, cost_ms, cpu_ms, young_ms
-
-
-def seconds_to_target(echo: Float, out: np.ndarray, onset: int) -> float | None:
-    """Seconds from the echo's onset until every 100 ms window after has ``TARGET_DB``
-    taken out (windows up to 0.5 s before the end: the reply's tail is quiet)."""
-    last = len(echo) - RATE // 2
-    erle = [
-        echo_return_loss_enhancement(echo[at : at + WINDOW], out[at : at + WINDOW])
-        for at in range(onset, last, WINDOW)
-    ]
-    for index in range(len(erle)):
-        if min(erle[index:]) >= TARGET_DB:
-            return round(index * WINDOW / RATE, 1)
-    return None
 
 
 def carried(engine: str, reply: Float, delay_ms: int, rt60: float) -> tuple[float, float]:
@@ -143,7 +122,6 @@ def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float
             echo_return_loss_enhancement(echo[2 * RATE : len(out)], out[2 * RATE :]), 1
         ),
         "erle_echo_1_2s_db": round(echo_return_loss_enhancement(echo[learnt], out[learnt]), 1),
-        "seconds_to_25_db": seconds_to_target(echo, out, onset),
         **dict(
             zip(
                 ("erle_carried_0_1s_db", "erle_carried_1_2s_db"),
