@@ -15,7 +15,8 @@ own recognizer (its cepstral mean carries over from one hearing to the next).
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo_words \
         [--every N] [--all-rooms] [--engines speex,mdf,mdf-residual] [--skip-uncancelled]
 
-Writes bench/results/echo_words.json and prints a table per voice family x room.
+Writes bench/results/echo_words.json (``--name``) and prints a table per voice family x
+room.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--skip-uncancelled", action="store_true", help="not the raw microphone (saves 1/4)"
     )
+    parser.add_argument("--name", default="echo_words", help="bench/results/<name>.json")
     return parser.parse_args()
 
 
@@ -167,7 +169,7 @@ def main() -> None:
         for canceller, _ in cancellers.values():
             canceller.close()
     write_results(
-        "echo_words",
+        args.name,
         {
             "commands": len(chosen),
             "reply_seconds": round(len(reply) / RATE, 2),
