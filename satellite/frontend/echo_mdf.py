@@ -34,8 +34,8 @@ first reply.)
 Overlap-save with a 10 ms hop: blocks of 2 x 160 samples, ``tail_ms / 10`` partitions,
 numpy only (rfft of 320 points); no added delay (the output frame is the input frame).
 A residual echo suppressor (``echo_residual``) can follow (``residual_suppression_db``,
-off by default: it takes out 8-14 dB more echo but its gating of the room's noise made
-the recognizer add words: bench/echo_words.py).
+off by default: it takes out 4.4-5.8 dB more and leaves the room's noise floor alone;
+measured on words on 8 commands a cell only: bench/echo_words.py --engines mdf-residual).
 """
 
 from __future__ import annotations
