@@ -58,7 +58,7 @@ YOUNG_ERLE_DB = 25.0
 #: ... or it has learnt on this many frames (a noisy room may never reach it).
 YOUNG_FRAMES = 500
 #: While young, remembered frames learnt from again per new frame (data reuse; 0: none),
-#: in one step with the new frame's (more, summed, overshoot).
+#: in one step with the new frame's (their steps add up: 6 or more overshot).
 REPLAYS = 2
 #: ... remembered from the last this many frames (10 ms each).
 REPLAY_FRAMES = 100
