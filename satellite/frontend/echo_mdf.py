@@ -35,7 +35,7 @@ Overlap-save with a 10 ms hop: blocks of 2 x 160 samples, ``tail_ms / 10`` parti
 numpy only (rfft of 320 points); no added delay (the output frame is the input frame).
 A residual echo suppressor (``echo_residual``) can follow (``residual_suppression_db``,
 off by default: it takes out 4.4-5.8 dB more and leaves the room's noise floor alone;
-measured on words on 8 commands a cell only: bench/echo_words.py --engines mdf-residual).
+on words: bench/echo_words.py --engines mdf-residual, README).
 """
 
 from __future__ import annotations
