@@ -1,17 +1,20 @@
 """Hearing "stop" over the satellite's own voice (issue 19, item 2) on a simulated room.
 
-In each room (tests/room.py: delay 20-200 ms, RT60 0.2-0.6 s) one speex echo canceller
-hears, in turn, the satellite's replies (eSpeak NG en-us, its own voice) with nobody
-talking over them, then the same replies with a person saying a stop word over each,
-6 dB below the reply's echo, with white noise 30 dB below it. The stop-word check
+In each room (tests/room.py: delay 20-200 ms, RT60 0.2-0.6 s) one echo canceller
+(``--engine``, speex unless told) hears, in turn, the satellite's replies (eSpeak NG
+en-us, its own voice) with nobody talking over them, then the same replies with a person
+saying a stop word over each, 6 dB below the reply's echo, with white noise 30 dB below
+it. The stop-word check
 (satellite/stt/keywords.py) runs while each reply plays, on the echo-cancelled audio.
 Counted: replies the satellite stopped by itself, stop words heard, and how long after
 the end of the word each was heard; the cost per 10 ms frame while speaking (CPU time of
 the thread, so a shared core's waits are not counted).
 
-    taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.duplex [--quick]
+    taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.duplex [--quick] \
+        [--engine speex|mdf|webrtc]
 
-Writes bench/results/duplex.json and prints a table per voice family and room.
+Writes bench/results/duplex.json (duplex_<engine>.json for another engine than speex)
+and prints a table per voice family and room.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 
 from bench.common import peak_rss_mb, print_table, write_results
 from satellite.audio.chunk import AudioChunk
-from satellite.frontend.echo_engines import SpeexEchoCanceller
+from satellite.frontend.echo_engines import ECHO_ENGINES, make_echo_canceller
 from satellite.frontend.echo_settings import EchoSettings
 from satellite.stt.keywords import (
     KWS_THRESHOLD,
@@ -87,10 +90,12 @@ def _chunk(samples: np.ndarray, at: float) -> AudioChunk:
 class RoomRun:
     """One room: its canceller and the stop-word check, reply after reply."""
 
-    def __init__(self, room: Room, spotter: StopWordSpotter, seed: int) -> None:
+    def __init__(
+        self, room: Room, spotter: StopWordSpotter, seed: int, engine: str = "speex"
+    ) -> None:
         self.room = room
         self.spotter = spotter
-        self.canceller = SpeexEchoCanceller()
+        self.canceller = make_echo_canceller(engine)
         self.rng = np.random.default_rng(seed)
         self.clock = 0.0
         self.check_ns: list[int] = []
@@ -170,6 +175,7 @@ def main() -> None:
         help="how far the microphone may fall before the gate calls it ringing (99: off)",
     )
     parser.add_argument("--name", default=None, help="results file name (default duplex)")
+    parser.add_argument("--engine", choices=ECHO_ENGINES, default="speex", help="echo canceller")
     args = parser.parse_args()
     settings = EchoSettings()
     started = time.perf_counter()
@@ -199,7 +205,7 @@ def main() -> None:
     cpu0 = time.process_time()
     for number, room in enumerate(rooms):
         spotter.reset()  # a new room: a new canceller and gate, as at start-up
-        run = RoomRun(room, spotter, seed=number)
+        run = RoomRun(room, spotter, seed=number, engine=args.engine)
         label = {"delay_ms": room.delay_ms, "rt60_s": room.rt60_seconds}
         own = [run.reply(reply) for reply in replies]
         self_rows.append(
@@ -244,10 +250,12 @@ def main() -> None:
         "check_load_seconds": round(load_seconds, 3),
         "peak_rss_mb": peak_rss_mb(),
     }
+    name = (args.name or "duplex") + ("_quick" if args.quick else "")
     write_results(
-        (args.name or "duplex") + ("_quick" if args.quick else ""),
+        name if args.engine == "speex" or args.name else f"{name}_{args.engine}",
         {
             "settings": {
+                "engine": args.engine,
                 "stop_words": list(settings.stop_words),
                 "stop_margin_db": margin_db,
                 "headroom_db": args.headroom_db,

@@ -13,9 +13,10 @@ command; intent right = the first hearing's intent and slots. Each condition has
 own recognizer (its cepstral mean carries over from one hearing to the next).
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo_words \
-        [--every N] [--all-rooms] [--engines speex,mdf] [--skip-uncancelled]
+        [--every N] [--all-rooms] [--engines speex,mdf,mdf-residual] [--skip-uncancelled]
 
-Writes bench/results/echo_words.json and prints a table per voice family x room.
+Writes bench/results/echo_words.json (``--name``) and prints a table per voice family x
+room.
 """
 
 from __future__ import annotations
@@ -28,7 +29,12 @@ import numpy as np
 
 from bench.common import print_table, write_results
 from satellite.config import Config
-from satellite.frontend.echo_engines import OUTPUT_DELAY_SAMPLES, make_echo_canceller
+from satellite.frontend.echo_engines import (
+    OUTPUT_DELAY_SAMPLES,
+    EchoCanceller,
+    make_echo_canceller,
+)
+from satellite.frontend.echo_mdf import MdfEchoCanceller
 from tests import corpus, robustness
 from tests.echo_words import Hearing, cut, hear
 from tests.room import Float, Room, Speaking, level_db, scale_to
@@ -45,6 +51,16 @@ REPLY = (
 )
 #: The person starts this long into the reply, s.
 AT_SECONDS = 1.0
+#: Not a config engine: our mdf with its residual echo suppressor (20 dB).
+MDF_RESIDUAL = "mdf-residual"
+
+
+def _canceller(engine: str) -> tuple[EchoCanceller, int]:
+    """The canceller ``--engines`` names and how late its output comes, samples."""
+    if engine == MDF_RESIDUAL:
+        mdf = MdfEchoCanceller(residual_suppression_db=20.0)
+        return mdf, mdf.output_delay_samples
+    return make_echo_canceller(engine), OUTPUT_DELAY_SAMPLES[engine]
 
 
 def _summary(hearings: list[Hearing]) -> dict[str, Any]:
@@ -62,10 +78,15 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=int, default=4, help="every Nth command (1: all)")
     parser.add_argument("--all-rooms", action="store_true", help="9 rooms, not 3")
-    parser.add_argument("--engines", default="speex,mdf", help="comma-separated")
+    parser.add_argument(
+        "--engines",
+        default="speex,mdf",
+        help=f"comma-separated; {MDF_RESIDUAL}: mdf with its suppressor",
+    )
     parser.add_argument(
         "--skip-uncancelled", action="store_true", help="not the raw microphone (saves 1/4)"
     )
+    parser.add_argument("--name", default="echo_words", help="bench/results/<name>.json")
     return parser.parse_args()
 
 
@@ -87,15 +108,15 @@ def main() -> None:
     trials: list[dict[str, Any]] = []
     started = time.process_time()
     for room in rooms:
-        cancellers = {engine: make_echo_canceller(engine) for engine in engines}
+        cancellers = {engine: _canceller(engine) for engine in engines}
         speakings = {
             engine: Speaking(
                 room,
                 canceller.process,
-                late=OUTPUT_DELAY_SAMPLES[engine],
+                late=late,
                 seed=round(room.delay_ms),  # the same noise for every engine
             )
-            for engine, canceller in cancellers.items()
+            for engine, (canceller, late) in cancellers.items()
         }
         for speaking in speakings.values():
             speaking.reply(earlier)  # it has heard the room before
@@ -145,10 +166,10 @@ def main() -> None:
             rows.append(row)
             points = {e: row[f"{e}_minus_alone_points"] for e in engines}
             print(f"{voice.label} {room}: {points} points", flush=True)
-        for canceller in cancellers.values():
+        for canceller, _ in cancellers.values():
             canceller.close()
     write_results(
-        "echo_words",
+        args.name,
         {
             "commands": len(chosen),
             "reply_seconds": round(len(reply) / RATE, 2),

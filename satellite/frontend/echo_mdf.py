@@ -21,11 +21,21 @@ filter then adds more than it takes out (the output grows louder than the microp
 which a person cannot cause), and it learns again at once; a loss that stays low for
 long lowers the tracked one slowly as well.
 
+A new filter (or one the moved-speaker check has reset) is *young* until the echo loss
+it reaches first comes to ``YOUNG_ERLE_DB`` (or for ``YOUNG_FRAMES``): then each
+echo-only frame is remembered and the filter also learns again from ``replays`` of the
+last second's remembered frames (``echo_mdf_history``; their gradients are summed with
+the new frame's and constrained once, so a replay costs one error estimate), with a
+proportionate step (more of it to the partitions that hold most of the room). A learnt
+filter does neither: it costs what it did, and its steps stay small. (A larger step
+while young was measured and left out: it took in more of a person talking over the
+first reply.)
+
 Overlap-save with a 10 ms hop: blocks of 2 x 160 samples, ``tail_ms / 10`` partitions,
 numpy only (rfft of 320 points); no added delay (the output frame is the input frame).
 A residual echo suppressor (``echo_residual``) can follow (``residual_suppression_db``,
-off by default: it takes out 8-14 dB more echo but its gating of the room's noise made
-the recognizer add words: bench/echo_words.py).
+off by default: it takes out 4.4-5.8 dB more and leaves the room's noise floor alone;
+on words: bench/echo_words.py --engines mdf-residual, README).
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from .echo_mdf_history import FarHistory, ReplayMemory
 from .echo_residual import ResidualEchoSuppressor
 
 Int16 = npt.NDArray[np.int16]
@@ -41,8 +52,19 @@ Complex = npt.NDArray[np.complex128]
 
 #: NLMS step of the background filter (0-1 per bin, normalised by the far end's power).
 STEP = 0.5
-#: Smoothing of the far end's power per bin (per frame).
-POWER_SMOOTHING = 0.3
+#: A filter is young from its start (or a moved speaker) until the echo loss it
+#: reaches first comes to this, dB ...
+YOUNG_ERLE_DB = 25.0
+#: ... or it has learnt on this many frames (a noisy room may never reach it).
+YOUNG_FRAMES = 500
+#: While young, remembered frames learnt from again per new frame (data reuse; 0: none),
+#: in one step with the new frame's (their steps add up: 6 or more overshot).
+REPLAYS = 2
+#: ... remembered from the last this many frames (10 ms each).
+REPLAY_FRAMES = 100
+#: While young, a proportionate step (IPNLMS, -1 to 1): how much of the step goes to the
+#: partitions that hold most of the filter (-1: none, every partition alike, as NLMS).
+PROPORTIONATE = 0.5
 #: A frame is double talk when its echo loss is this far below the loss reached, dB.
 DOUBLE_TALK_MARGIN_DB = 12.0
 #: Frames held back after double talk ends (the person's reverberation), 10 ms each.
@@ -59,6 +81,8 @@ COPY_MARGIN_DB = 0.5
 COMPARE_FRAMES = 10
 #: Smoothing of the microphone's and the output's power for the wrong-room check.
 WRONG_ROOM_SMOOTHING = 0.05
+#: Smoothing of the echo power the output filter leaves (its leak), per echo-only frame.
+LEAK_SMOOTHING = 0.1
 #: Added to the far end's power per bin before dividing (per sample, per partition).
 REGULARISATION = 100.0
 
@@ -77,8 +101,11 @@ class MdfEchoCanceller:
         frame_samples: int = 160,
         tail_ms: int = 400,
         residual_suppression_db: float = 0.0,
+        replays: int = REPLAYS,
     ) -> None:
         self.rate_hz = rate_hz
+        #: Remembered frames learnt from again per new frame while young.
+        self.replays = replays
         self.frame_samples = frame_samples
         self.partitions = max(1, round(tail_ms * rate_hz / 1000 / frame_samples))
         self.residual: ResidualEchoSuppressor | None = None
@@ -92,14 +119,10 @@ class MdfEchoCanceller:
         """Forget the learnt room."""
         n, bins = self.frame_samples, self.frame_samples + 1
         self._far_prev = np.zeros(n)
-        # the far end's spectra, newest first, as a window onto a buffer twice as long
-        # (shifted once every ``partitions`` frames instead of every frame)
-        self._far_history: Complex = np.zeros((2 * self.partitions, bins), np.complex128)
-        self._newest = self.partitions
-        self._far_spectra: Complex = self._far_history[self._newest :][: self.partitions]
+        self._history = FarHistory(self.partitions, bins, REPLAY_FRAMES)
+        self._memory = ReplayMemory(REPLAY_FRAMES, n)
         self._back: Complex = np.zeros((self.partitions, bins), np.complex128)
         self._fore: Complex = np.zeros((self.partitions, bins), np.complex128)
-        self._far_power = np.zeros(bins)
         self._far_energy = np.zeros(self.partitions)  # per frame, the last ``partitions``
         #: The echo loss the output filter has been reaching, dB (0: not learnt yet).
         self.erle_db = 0.0
@@ -108,54 +131,108 @@ class MdfEchoCanceller:
         self._out_smooth = 0.0
         self._fore_error = 0.0  # smoothed error power of each filter, echo-only frames
         self._back_error = 0.0
+        self._left = 0.0  # smoothed power left and echo estimated, echo-only frames
+        self._estimated = 0.0
         #: Whether the last frame was taken for double talk (the filter held still).
         self.double_talk = False
         self.frames_adapted = 0
+        self._young_frames = 0  # frames learnt on since the filter was last young
+        #: Steps taken on remembered frames (only while young).
+        self.frames_replayed = 0
         if self.residual is not None:
             self.residual.reset()
+
+    @property
+    def young(self) -> bool:
+        """Whether the filter is still learning a new room (proportionate steps, data reuse):
+        until the echo loss first reaches ``YOUNG_ERLE_DB`` or for ``YOUNG_FRAMES``."""
+        return self._young_frames < YOUNG_FRAMES
+
+    @property
+    def leak(self) -> float:
+        """The share of the echo the output filter leaves (power, 0-1), over the last
+        echo-only frames."""
+        if self._estimated <= 0:
+            return 1.0
+        return min(1.0, self._left / self._estimated)
+
+    def _track_leak(self, left_power: float, estimate_power: float) -> None:
+        self._left += LEAK_SMOOTHING * (left_power - self._left)
+        self._estimated += LEAK_SMOOTHING * (estimate_power - self._estimated)
 
     def close(self) -> None:
         """Nothing to release."""
 
     def process(self, mic: Int16, far: Int16) -> Int16:
         """The microphone frame with the echo of ``far`` (same length) taken out."""
-        n = self.frame_samples
         near = np.asarray(mic, np.float64)
         play = np.asarray(far, np.float64)
-        block = np.concatenate([self._far_prev, play])
+        history = self._history
+        history.push(np.fft.rfft(np.concatenate([self._far_prev, play])))
         self._far_prev = play
-        spectrum = np.fft.rfft(block)
-        self._push(spectrum)
-        self._far_energy[self._newest % self.partitions] = float(np.mean(play**2))
-        # NLMS over the whole tail: the far end's power in every partition, per bin
-        self._far_power += POWER_SMOOTHING * (
-            np.sum(np.abs(self._far_spectra) ** 2, axis=0) - self._far_power
-        )
-
-        fore = near - np.fft.irfft(np.sum(self._fore * self._far_spectra, axis=0), 2 * n)[n:]
-        back = near - np.fft.irfft(np.sum(self._back * self._far_spectra, axis=0), 2 * n)[n:]
+        self._far_energy[history.frames % self.partitions] = float(np.mean(play**2))
+        spectra = history.spectra()
+        fore = near - self._estimate(self._fore, spectra)
+        back = near - self._estimate(self._back, spectra)
         mic_power = float(np.mean(near**2))
         fore_power = float(np.mean(fore**2))
         back_power = float(np.mean(back**2))
         playing = float(np.max(self._far_energy)) > FAR_ACTIVE_POWER
         self._detect(mic_power, fore_power, playing)
         if playing and not self.double_talk:
-            self._adapt(back)
+            self._learn(near, back)
             self._compare(fore_power, back_power)
+            self._track_leak(fore_power, float(np.mean((near - fore) ** 2)))
         if self.residual is not None:
-            leak = 10 ** (-self.erle_db / 10)
-            fore = self.residual.process(fore, near - fore, leak)
+            fore = self.residual.process(fore, near - fore, self.leak)
         out = np.clip(np.round(fore), -32768, 32767).astype(np.int16)
         return out
 
-    def _push(self, spectrum: Complex) -> None:
+    def _estimate(self, weights: Complex, spectra: Complex) -> Float:
+        """A filter's echo estimate for the frame whose far-end spectra these are."""
+        n = self.frame_samples
+        estimate: Float = np.fft.irfft(np.sum(weights * spectra, axis=0), 2 * n)[n:]
+        return estimate
+
+    def _learn(self, near: Float, back: Float) -> None:
+        """A step on this echo-only frame; while young, a proportionate one, and steps on
+        a few remembered frames as well."""
+        young = self.young
+        if young:
+            self._young_frames += 1
+            if self.erle_db >= YOUNG_ERLE_DB:
+                self._young_frames = YOUNG_FRAMES  # learnt: young no more
+        shares = self._shares() if young else np.ones(self.partitions)
+        history = self._history
+        gradient = self._gradient(back, history.spectra(), history.power(), shares)
+        self.frames_adapted += 1
+        if young and self.replays > 0:
+            now = history.frames
+            self._memory.remember(now, near)
+            ages = set()
+            for _ in range(self.replays):
+                found = self._memory.next(now)
+                if found is None or found[0] in ages:
+                    break  # not the same frame twice in one step
+                age, old_near = found
+                ages.add(age)
+                spectra = history.spectra(age)
+                error = old_near - self._estimate(self._back, spectra)
+                gradient += self._gradient(error, spectra, history.power(age), shares)
+                self.frames_replayed += 1
+        self._step(gradient)
+
+    def _shares(self) -> Float:
+        """Each partition's share of the step (IPNLMS; they sum to ``partitions``):
+        partly alike, partly by how much of the filter it holds."""
         k = self.partitions
-        if self._newest == 0:
-            self._far_history[k:] = self._far_history[:k]
-            self._newest = k
-        self._newest -= 1
-        self._far_history[self._newest] = spectrum
-        self._far_spectra = self._far_history[self._newest : self._newest + k]
+        norms = np.sqrt(np.sum(self._back.real**2 + self._back.imag**2, axis=1))
+        total = float(np.sum(norms))
+        if total <= 0:
+            return np.ones(k)
+        alike = (1 - PROPORTIONATE) / 2
+        shares: Float = alike + (1 + PROPORTIONATE) / 2 * k * norms / total
+        return shares
 
     def _detect(self, mic_power: float, error_power: float, playing: bool) -> None:
         """Double talk: this frame's echo loss far below the loss the filter reaches.
@@ -169,6 +246,8 @@ class MdfEchoCanceller:
             if self._out_smooth > self._mic_smooth:
                 self.erle_db = 0.0
                 self._hold = 0
+                self._memory.reset()  # frames of the old room
+                self._young_frames = 0
         frame_erle = _power_db(mic_power) - _power_db(error_power)
         talking = playing and frame_erle < self.erle_db - DOUBLE_TALK_MARGIN_DB
         if talking:
@@ -180,17 +259,22 @@ class MdfEchoCanceller:
             self.erle_db += ERLE_RISE * (frame_erle - self.erle_db)
         self.double_talk = talking or self._hold > 0
 
-    def _adapt(self, error: Float) -> None:
-        """One NLMS step of the background filter, gradient constrained to the
-        partition's first half (overlap-save)."""
+    def _gradient(self, error: Float, spectra: Complex, power: Float, shares: Float) -> Complex:
+        """The proportionate NLMS step of the background filter for one frame's error
+        (not yet constrained)."""
         n = self.frame_samples
         spectrum = np.fft.rfft(np.concatenate([np.zeros(n), error]))
-        scale = STEP / (self._far_power + REGULARISATION * n * self.partitions)
-        gradient = np.conj(self._far_spectra) * (spectrum * scale)
+        norm = shares @ power + REGULARISATION * n * self.partitions
+        gradient: Complex = np.conj(spectra) * (spectrum * (STEP / norm)) * shares[:, None]
+        return gradient
+
+    def _step(self, gradient: Complex) -> None:
+        """The background filter moved by ``gradient``, constrained to each partition's
+        first half (overlap-save)."""
+        n = self.frame_samples
         impulse = np.fft.irfft(gradient, 2 * n, axis=1)
         impulse[:, n:] = 0.0
         self._back += np.fft.rfft(impulse, axis=1)
-        self.frames_adapted += 1
 
     def _compare(self, fore_power: float, back_power: float) -> None:
         """The foreground takes the background when it leaves clearly less echo; the

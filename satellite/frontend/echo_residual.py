@@ -1,11 +1,18 @@
 """What the linear echo filter leaves, taken down further: a spectral residual echo
-suppressor for ``echo_mdf``.
+suppressor for ``echo_mdf`` that leaves the room's noise floor alone.
 
 Per frequency bin, the residual echo is estimated as the filter's own echo estimate
-times its leakage (the echo power the filter has been leaving, ``10^(-erle/10)``), kept
-from falling faster than the room's reverberation; the bin is scaled by
-``1 - over * residual / power`` (at least ``floor``). Where a person's voice fills a bin
-its power is far above the residual echo and the gain stays near 1: the person passes.
+times its leakage (the share of the echo's power the filter has been leaving), kept
+from falling faster than the room's reverberation. Only a bin whose residual echo is
+above the room's noise floor there is touched: it is scaled by
+``1 - over * residual / power``, but never below the noise floor (nor below ``floor``).
+So the steady noise of the room passes as it is, with no gating the recognizer could
+take for words, and where a person's voice fills a bin its power is far above the
+residual echo and the gain stays near 1: the person passes.
+
+The noise floor per bin follows the output's smoothed power down at once and up by at
+most ``NOISE_RISE_DB`` per frame (minimum tracking): echo and speech come and go faster
+than it can rise, a steady noise does not.
 
 Short-time Fourier analysis with square-root Hann windows of 2 x 160 samples and a
 160-sample hop (overlap-add), so the output comes one frame (10 ms) late.
@@ -18,10 +25,15 @@ import numpy.typing as npt
 
 Float = npt.NDArray[np.float64]
 
-#: The residual echo is over-estimated by this factor before it is taken out.
-OVER_SUBTRACTION = 3.0
+#: The residual echo is over-estimated by this factor before it is taken out (the leak is
+#: an average over the last frames; a reply's new sounds leave more).
+OVER_SUBTRACTION = 10.0
 #: How much of the residual estimate is left from one frame to the next (reverberation).
 RESIDUAL_DECAY = 0.85
+#: How fast the noise floor may rise, dB per 10 ms frame (5 dB a second).
+NOISE_RISE_DB = 0.05
+#: Smoothing of the output's power per bin that the noise floor follows (per frame).
+POWER_SMOOTHING = 0.3
 
 
 class ResidualEchoSuppressor:
@@ -40,6 +52,9 @@ class ResidualEchoSuppressor:
         self._echo_prev = np.zeros(n)
         self._overlap = np.zeros(n)
         self._residual = np.zeros(n + 1)
+        self._smoothed: Float | None = None
+        #: The room's noise floor per bin (power, as the analysis gives it); None at first.
+        self.noise: Float | None = None
 
     def process(self, error: Float, echo_estimate: Float, leak: float) -> Float:
         """The previous frame of ``error`` with the residual echo taken down."""
@@ -51,9 +66,21 @@ class ResidualEchoSuppressor:
         residual = leak * np.abs(echo) ** 2
         self._residual = np.maximum(residual, RESIDUAL_DECAY * self._residual)
         power = np.abs(spectrum) ** 2 + 1e-3
+        noise = self._track_noise(power)
         gain = np.maximum(self.floor, 1.0 - OVER_SUBTRACTION * self._residual / power)
+        gain = np.maximum(gain, np.sqrt(np.minimum(1.0, noise / power)))
+        gain = np.where(self._residual > noise, gain, 1.0)
         frame = np.fft.irfft(spectrum * gain, 2 * self.frame_samples) * window
         n = self.frame_samples
         out: Float = self._overlap + frame[:n]
         self._overlap = frame[n:]
         return out
+
+    def _track_noise(self, power: Float) -> Float:
+        if self._smoothed is None or self.noise is None:
+            self._smoothed = power.copy()
+            self.noise = power.copy()
+            return self.noise
+        self._smoothed += POWER_SMOOTHING * (power - self._smoothed)
+        self.noise = np.minimum(self._smoothed, self.noise * 10 ** (NOISE_RISE_DB / 10))
+        return self.noise
