@@ -61,6 +61,10 @@ class Trial:
     stopped: bool  # by the stop-word check
     latency_ms: float | None  # from the person's onset to the loop asking
     intent_right: bool
+    #: Acted on at once (not asked about) and not what was said: a wrong action.
+    sure_wrong: bool
+    #: Asked about once more (frontend.echo.ask_again_over_reply; or doubtful anyway).
+    asked: bool
 
 
 class TimedPipeline(Pipeline):
@@ -93,8 +97,11 @@ def _trial(family: str, turn: Turn, intent: str) -> Trial:
     latency = None
     if turn.stopped_at is not None and turn.stopped_at > turn.person[0]:
         latency = 1000 * (turn.stopped_at - turn.person[0])
-    heard = [a.result.intent for a in turn.actions if isinstance(a, AnswerDue)]
-    return Trial(family, turn.paused, stopped, latency, intent in heard)
+    answers = [a for a in turn.actions if isinstance(a, AnswerDue)]
+    heard = [a.result.intent for a in answers]
+    sure_wrong = any(not a.doubtful and a.result.intent not in (None, intent) for a in answers)
+    asked = any(a.doubtful for a in answers)
+    return Trial(family, turn.paused, stopped, latency, intent in heard, sure_wrong, asked)
 
 
 def _row(label: dict[str, Any], trials: list[Trial]) -> dict[str, Any]:
@@ -108,6 +115,8 @@ def _row(label: dict[str, Any], trials: list[Trial]) -> dict[str, Any]:
         "latency_p50_ms": round(float(np.percentile(late, 50))) if late else None,
         "latency_p95_ms": round(float(np.percentile(late, 95))) if late else None,
         "intent_right": sum(t.intent_right for t in trials),
+        "acted_on_wrong": sum(t.sure_wrong for t in trials),
+        "asked_again": sum(t.asked for t in trials),
     }
 
 
@@ -199,6 +208,8 @@ def main() -> None:
         ),
         "by_stop_word": sum(t.stopped for t in trials),
         "intent_right": sum(t.intent_right for t in trials),
+        "acted_on_wrong": sum(t.sure_wrong for t in trials),
+        "asked_again": sum(t.asked for t in trials),
         "frame_ms_while_speaking_mean": _ms(pipeline.speaking_ns, 50, mean=True),
         "frame_ms_while_speaking_p95": _ms(pipeline.speaking_ns, 95),
         "frame_ms_while_speaking_without_talk_over_mean": _ms(before.speaking_ns, 50, mean=True),
