@@ -76,9 +76,8 @@ class TalkOver:
         """One 10 ms frame of a reply (starting at ``start_seconds``) and the VAD's speech
         probability on the cancelled audio: the onset of the person's speech, s, when it
         is heard over the reply."""
-        excess = self.gate.excess_db(WINDOW_FRAMES, carry=True)
-        if excess is not None:  # where the reply went quiet the room rings on
-            excess -= self.gate.ringing_db(WINDOW_FRAMES)
+        # (where the reply went quiet the room rings on: see DoubleTalkGate.ringing_db)
+        excess = self.gate.excess_less_ringing_db(WINDOW_FRAMES, carry=True)
         self.last_excess_db = float("-inf") if excess is None else excess
         if probability >= self.threshold:
             if self._run == 0:

@@ -134,6 +134,17 @@ class DoubleTalkGate:
         expected = mic[history:] / loss + floor
         return float(10 * np.log10(out[history:].sum() / expected.sum()))
 
+    def excess_less_ringing_db(
+        self,
+        window_frames: int = WINDOW_FRAMES,
+        carry: bool = False,
+        allowance_db: float = RING_ALLOWANCE_DB,
+    ) -> float | None:
+        """``excess_db`` less ``ringing_db`` over the same window: the measure both
+        double-talk checks compare with their margin (None: too little history)."""
+        excess = self.excess_db(window_frames, carry)
+        return None if excess is None else excess - self.ringing_db(window_frames, allowance_db)
+
     def ringing_db(
         self, window_frames: int = WINDOW_FRAMES, allowance_db: float = RING_ALLOWANCE_DB
     ) -> float:
@@ -280,10 +291,8 @@ class StopWordSpotter:
         if self._active:
             self._decoder.end_utt()
             self._active = False
-            if self._spoken_over:
-                self.margin.start_reply()
-            else:
-                self.margin.end_reply()
+            # (spoken over: nothing was measured on it since, so nothing is learnt)
+            self.margin.end_reply()
 
     def spoken_over(self) -> None:
         """Someone spoke over the reply (it was paused for them, or the wake word heard):
@@ -320,9 +329,7 @@ class StopWordSpotter:
         # judges it again each frame for a while
         self._pending -= 1
         margin = self.margin.now_db
-        excess = self.gate.excess_db()
-        if excess is not None:
-            excess -= self.gate.ringing_db(allowance_db=self.ring_allowance_db)
+        excess = self.gate.excess_less_ringing_db(allowance_db=self.ring_allowance_db)
         self.last_excess_db = float("-inf") if excess is None else excess
         if excess is None:
             return None
