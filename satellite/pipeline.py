@@ -199,6 +199,7 @@ class Pipeline:
         s = self.stages
         self._last_frame = frame
         frame = self._voice.cancel_echo(frame, events, self._actions)
+        s.recorder.levels.observe(frame, of_room=s.recorder.phase is not Phase.IN_SPEECH)
         clean = self._supervisor.guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
             self._mic.add(frame, clean)  # what the recognizer hears (before the gain)

@@ -28,6 +28,7 @@ from enum import Enum
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..events import Event, ListeningTimeout, SpeechStarted, UtteranceEnded
 from ..ids import id_counter
+from .level_contrast import LevelContrast
 from .settings import RecorderSettings
 
 #: How far before the wake detection the onset search begins, s.
@@ -85,6 +86,7 @@ class UtteranceRecorder:
         history_frames = int(history_seconds / _FRAME_SECONDS) + 1
         self._history: deque[AudioChunk] = deque(maxlen=history_frames)
         self._ids = id_counter("u")
+        self.levels = LevelContrast()  # fed every frame by the pipeline: see its docs
         self.reset()
 
     # --- public -------------------------------------------------------------------
@@ -111,12 +113,10 @@ class UtteranceRecorder:
         return list(self._frames)
 
     def quiet_since(self, now: float) -> float:
-        """Time since the speech ended (the VAD's lag taken off), s; 0 while speaking.
-
-        The run of silence only starts once the speech probability
-        has fallen below the threshold less the hysteresis, which the VAD takes a while
-        to reach; a short endpoint counts from the end of speech instead.
-        """
+        """Time since the speech ended (the VAD's lag taken off), s; 0 while speaking. The
+        run of silence only starts once the speech probability has fallen below the
+        threshold less the hysteresis, which the VAD takes a while to reach; a short
+        endpoint counts from the end of speech instead."""
         if self._phase is not Phase.IN_SPEECH or self._silence_seconds <= 0:
             return 0.0
         return max(0.0, now - self._last_speech_end)
@@ -158,13 +158,10 @@ class UtteranceRecorder:
         self._history.append(frame)
 
     def start_after_wake(self, wake_seconds: float) -> tuple[list[AudioChunk], list[AudioChunk]]:
-        """Begin looking for the command after a wake word.
-
-        Returns ``(warm_up, search)``: run both through a freshly reset VAD now, but pass
-        only the ``search`` frames (and their probabilities) to ``update``. A VAD starts
-        cold and reports low probabilities for its first ~150 ms, which must not be
-        mistaken for the gap after the wake word.
-        """
+        """Begin looking for the command after a wake word. Returns ``(warm_up, search)``:
+        run both through a freshly reset VAD now, but pass only the ``search`` frames (and
+        their probabilities) to ``update``. A VAD starts cold and reports low
+        probabilities for its first ~150 ms, not to be taken for the gap after the wake."""
         self._begin(Phase.WAKE_TAIL, wake_seconds)  # idle: reset() ended any follow-on
         search_from = wake_seconds - WAKE_SEARCH_BACK_SECONDS - 1e-9
         warm_up = [f for f in self._history if f.timestamp_seconds < search_from]
@@ -178,8 +175,8 @@ class UtteranceRecorder:
             return []
         if not self._frames or frame.timestamp_seconds > self._frames[-1].timestamp_seconds:
             self._frames.append(frame)
-        if self.continuous and self._phase is Phase.AWAITING_ONSET:
-            self._trim_waiting_frames()
+        if self.continuous and self._phase is Phase.AWAITING_ONSET and len(self._frames) > 1:
+            del self._frames[:-1]  # do not grow while waiting: history covers the pre-roll
         if not self._history or frame.timestamp_seconds > self._history[-1].timestamp_seconds:
             self._history.append(frame)
 
@@ -187,6 +184,11 @@ class UtteranceRecorder:
         end = frame.end_seconds
         is_speech = probability >= self.threshold
         is_silence = probability < self.threshold - HYSTERESIS
+        if self.settings.against_room_level and self.levels.is_current(frame):
+            in_speech = self._phase is Phase.IN_SPEECH
+            is_speech, is_silence = self.levels.judge(
+                is_speech, is_silence, in_speech, self.following_on, self._last_speech_end
+            )
         if is_speech:
             if self._speech_run_start is None:
                 self._speech_run_start = start - self.lag_seconds
@@ -232,6 +234,9 @@ class UtteranceRecorder:
         trailing = self.settings.trailing_silence_ms / 1000.0
         if self._silence_seconds >= trailing:
             return self._finish(now, "silence")
+        if (ended := self.levels.speech_ended_at(trailing)) is not None:  # the room speaks on
+            self._last_speech_end = min(self._last_speech_end, ended)
+            return self._finish(now, "silence")
         if now - self._onset_seconds >= self.settings.max_utterance_seconds:
             self._last_speech_end = now
             return self._finish(now, "max_length")
@@ -258,6 +263,7 @@ class UtteranceRecorder:
     def _onset(self, onset_seconds: float) -> list[Event]:
         self._phase = Phase.IN_SPEECH
         self._onset_seconds = onset_seconds
+        self.levels.begin_speech()
         self._silence_seconds = 0.0
         if self._follow_on_until is not None:
             self._follow_ons += 1
@@ -305,8 +311,3 @@ class UtteranceRecorder:
         self._begin(Phase.AWAITING_ONSET, now)  # keeps the count of follow-ons
         self._follow_on_until = until
         self._carried = carried
-
-    def _trim_waiting_frames(self) -> None:
-        """In continuous mode, do not grow while waiting: history covers the pre-roll."""
-        if len(self._frames) > 1:
-            del self._frames[:-1]

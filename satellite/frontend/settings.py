@@ -135,6 +135,12 @@ class RecorderSettings(Section):
         "After the wake word's utterance: speech that begins this soon after its end is "
         "heard too, with no wake word, ms (0: off)",
     )
+    against_room_level: bool = option(
+        True,
+        check_boolean,
+        "Judge speech against the room's level (babble, a television): an onset must stand "
+        "out of it, and speech back at it counts as silence",
+    )
 
 
 @dataclass(frozen=True)
