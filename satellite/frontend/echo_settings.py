@@ -17,6 +17,7 @@ from ..config_base import (
     option,
 )
 from .echo_engines import ECHO_ENGINES
+from .echo_mdf import ADAPTATIONS
 
 #: Words that stop a reply said over it: the care intents' Stop sentences
 #: (satellite/nlu/care_en.yaml) and Home Assistant's HassNevermind, plus "cancel".
@@ -60,6 +61,13 @@ class EchoSettings(Section):
         None,
         check_optional(check_integer(50, 1000, " ms")),
         "speex, mdf: the room's echo tail it learns, ms (null: speex 200, mdf 400)",
+    )
+    mdf_adaptation: str = option(
+        "kalman",
+        check_choice(tuple(ADAPTATIONS)),
+        "mdf: how its filter learns: kalman (a frequency-domain Kalman filter: a new room's "
+        "echo out about twice as fast, and a person talking over the first reply spoils "
+        "it far less) or nlms (the normalised LMS step it had before)",
     )
     latency_ms: int | None = option(
         None,
