@@ -65,27 +65,46 @@ class KalmanAdaptation:
         #: The near end's power per bin (|E|^2 units), as estimated from the error.
         self.near_power: Float = np.full(self.bins, NOISE_FLOOR)
 
-    def gradient(
-        self, error: Complex, spectra: Complex, power: Float, weights: Complex, new: bool = True
-    ) -> Complex:
-        """The step of ``weights`` (partitions x bins) for a frame's error spectrum
+    def remembered(self, weights: Complex, far: tuple[Complex, Float], near: Float) -> Complex:
+        """The summed step of ``weights`` for remembered frames (data reuse), all at once:
+        their far end (``FarHistory.stack``: spectra and power, frames x partitions x
+        bins) and their microphone (frames x samples). ``P`` stays as it is."""
+        spectra, power = far
+        n = near.shape[1]
+        blocks = np.zeros((len(near), 2 * n))
+        estimate = np.fft.irfft(np.sum(spectra * weights, axis=1), 2 * n, axis=1)
+        blocks[:, n:] = near - estimate[:, n:]
+        errors = np.fft.rfft(blocks, axis=1)
+        explained = np.einsum("pk,rpk->rk", self.uncertainty, power)
+        scaled = errors * (STEP / (explained + 2.0 * self.near_power))
+        step: Complex = np.conj(spectra[0]) * scaled[0]
+        for frame in range(1, len(scaled)):
+            step += np.conj(spectra[frame]) * scaled[frame]
+        step *= self.uncertainty
+        return step
+
+    def gradient(self, error: Complex, spectra: Complex, power: Float, weights: Complex) -> Complex:
+        """The step of ``weights`` (partitions x bins) for a new frame: its error spectrum
         (``rfft`` of half a block of zeros and the error), its far-end ``spectra`` and
-        their ``power``. A ``new`` frame updates ``P`` and the near-end estimate; a
-        remembered one (data reuse) does not."""
+        their ``power``; updates ``P`` and the near-end estimate."""
+        uncertainty = self.uncertainty
         uncertainty = self.uncertainty
         weighted = uncertainty * power  # P |X|^2
         explained = np.sum(weighted, axis=0)  # per bin, over partitions
-        if new:
-            error_power = error.real**2 + error.imag**2
-            # The error is what the far end explains (half of it: the block's first half
-            # is zero) plus the near end: what is more than the far end explains is near.
-            near = np.maximum(error_power - 0.5 * explained, NOISE_FLOOR)
-            self.near_power += NOISE_SMOOTHING * (near - self.near_power)
+        error_power = error.real**2 + error.imag**2
+        # The error is what the far end explains (half of it: the block's first half is
+        # zero) plus the near end: what is more than the far end explains is near end.
+        near = np.maximum(error_power - 0.5 * explained, NOISE_FLOOR)
+        self.near_power += NOISE_SMOOTHING * (near - self.near_power)
         scale = STEP / (explained + 2.0 * self.near_power)  # the gain is P conj(X) scale
         step: Complex = np.conj(spectra) * (uncertainty * (error * scale))
-        if new:
-            a2 = TRANSITION**2
-            drift = (1.0 - a2) * np.mean(weights.real**2 + weights.imag**2, axis=1)
-            self.uncertainty = a2 * (uncertainty - 0.5 * weighted * uncertainty * scale)
-            self.uncertainty += drift[:, None]
+        # P = A^2 (P - P |X|^2 P scale / 2) + (1 - A^2) (a partition's mean |W|^2)
+        a2 = TRANSITION**2
+        flat = weights.view(np.float64)  # real and imaginary parts side by side
+        drift = (1.0 - a2) / self.bins * np.einsum("pk,pk->p", flat, flat)
+        weighted *= uncertainty
+        weighted *= (0.5 * a2) * scale
+        uncertainty *= a2
+        uncertainty -= weighted
+        uncertainty += drift[:, None]
         return step

@@ -221,22 +221,22 @@ class MdfEchoCanceller:
         kalman = self.adaptation == "kalman"
         shares = self._shares() if young and not kalman else np.ones(self.partitions)
         history = self._history
-        gradient = self._gradient(back, history.spectra(), history.power(), shares, kalman)
+        gradient = self._gradient(back, history.spectra(), history.power(), shares)
         self.frames_adapted += 1
         if young and self.replays > 0:
             now = history.frames
             self._memory.remember(now, near)
-            ages = set()
-            for _ in range(self.replays):
-                found = self._memory.next(now)
-                if found is None or found[0] in ages:
-                    break  # not the same frame twice in one step
-                age, old_near = found
-                ages.add(age)
+            found = self._memory.take(now, self.replays)
+            self.frames_replayed += len(found)
+            if kalman and found:  # all remembered frames in one go
+                ages = [age for age, _ in found]
+                gradient += self._kalman.remembered(
+                    self._back, history.stack(ages), np.stack([f[1] for f in found])
+                )
+            for age, old_near in found if not kalman else ():
                 spectra = history.spectra(age)
                 error = old_near - self._estimate(self._back, spectra)
-                gradient += self._gradient(error, spectra, history.power(age), shares, False)
-                self.frames_replayed += 1
+                gradient += self._gradient(error, spectra, history.power(age), shares)
         self._step(gradient)
 
     def _shares(self) -> Float:
@@ -277,16 +277,14 @@ class MdfEchoCanceller:
             self.erle_db += ERLE_RISE * (frame_erle - self.erle_db)
         self.double_talk = talking or self._hold > 0
 
-    def _gradient(
-        self, error: Float, spectra: Complex, power: Float, shares: Float, new: bool
-    ) -> Complex:
+    def _gradient(self, error: Float, spectra: Complex, power: Float, shares: Float) -> Complex:
         """The step of the background filter for one frame's error (not yet
-        constrained): proportionate NLMS, or the Kalman gain (which learns from the
-        ``new`` frame how uncertain each weight is and how loud the near end is)."""
+        constrained): proportionate NLMS, or for a new frame the Kalman gain (which
+        learns from it how uncertain each weight is and how loud the near end is)."""
         n = self.frame_samples
         spectrum = np.fft.rfft(np.concatenate([np.zeros(n), error]))
         if self.adaptation == "kalman":
-            return self._kalman.gradient(spectrum, spectra, power, self._back, new)
+            return self._kalman.gradient(spectrum, spectra, power, self._back)
         norm = shares @ power + REGULARISATION * n * self.partitions
         gradient: Complex = np.conj(spectra) * (spectrum * (STEP / norm)) * shares[:, None]
         return gradient
