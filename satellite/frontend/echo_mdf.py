@@ -90,6 +90,8 @@ WRONG_ROOM_SMOOTHING = 0.05
 LEAK_SMOOTHING = 0.1
 #: Added to the far end's power per bin before dividing (per sample, per partition).
 REGULARISATION = 100.0
+#: Below this echo loss (dB) the Kalman gain is kept open (``KalmanAdaptation.reopen``).
+REOPEN_ERLE_DB = 10.0
 #: How the background filter can learn (``frontend.echo.mdf_adaptation``), each with its
 #: replays while young (the Kalman gain takes 4 well: 2 more added 0.5 dB, at 0.1 ms).
 ADAPTATIONS = {"nlms": REPLAYS, "kalman": 4}
@@ -219,6 +221,8 @@ class MdfEchoCanceller:
             if self.erle_db >= YOUNG_ERLE_DB:
                 self._young_frames = YOUNG_FRAMES  # learnt: young no more
         kalman = self.adaptation == "kalman"
+        if kalman and self.erle_db < REOPEN_ERLE_DB:
+            self._kalman.reopen()
         shares = self._shares() if young and not kalman else np.ones(self.partitions)
         history = self._history
         gradient = self._gradient(back, history.spectra(), history.power(), shares)
