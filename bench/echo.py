@@ -10,8 +10,8 @@ learning.
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo [--engines speex,mdf]
 
-``mdf`` learns with its default adaptation (the Kalman gain); ``mdf-nlms`` names it with
-the NLMS step it had before (``frontend.echo.mdf_adaptation: nlms``).
+``mdf`` learns with its default adaptation (NLMS); ``mdf-kalman`` names it with the
+Kalman gain (``frontend.echo.mdf_adaptation: kalman``).
 
 Writes bench/results/echo.json and prints a table per engine x room.
 """
@@ -44,15 +44,15 @@ EARLIER = "Turned off the bedroom lamp. The timer for ten minutes has started."
 REPLY = "The kitchen light is on. It is twenty past four, and the weather is fine today."
 
 
-#: Not a config engine: our mdf learning with the NLMS step (``mdf_adaptation: nlms``).
-MDF_NLMS = "mdf-nlms"
+#: Not a config engine: our mdf learning with the Kalman gain (``mdf_adaptation: kalman``).
+MDF_KALMAN = "mdf-kalman"
 
 
 def canceller_for(engine: str) -> tuple[EchoCanceller, int]:
-    """The canceller a bench's ``--engines`` names (a config engine or ``mdf-nlms``) and
+    """The canceller a bench's ``--engines`` names (a config engine or ``mdf-kalman``) and
     how late its output comes, samples."""
-    if engine == MDF_NLMS:
-        return MdfEchoCanceller(adaptation="nlms"), 0
+    if engine == MDF_KALMAN:
+        return MdfEchoCanceller(adaptation="kalman"), 0
     return make_echo_canceller(engine), OUTPUT_DELAY_SAMPLES[engine]
 
 
@@ -157,7 +157,7 @@ def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--engines", default=",".join(ECHO_ENGINES), help=f"comma-separated; also {MDF_NLMS}"
+        "--engines", default=",".join(ECHO_ENGINES), help=f"comma-separated; also {MDF_KALMAN}"
     )
     engines = parser.parse_args().engines.split(",")
     reply = scale_to(synth.espeak(REPLY, "en-us", 160).astype(np.float64), 20 * np.log10(3000))

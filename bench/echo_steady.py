@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import print_table, write_results
-from bench.echo import MDF_NLMS, canceller_for
+from bench.echo import MDF_KALMAN, canceller_for
 from bench.echo_words import EARLIER, REPLY, REPLY_LEVEL_DB
 from satellite.frontend.echo import echo_return_loss_enhancement
 from tests import corpus
@@ -68,7 +68,9 @@ def measure(engine: str, room: Room, reply: Float, earlier: Float, person: Float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--engines", default="speex,mdf", help=f"comma-separated; also {MDF_NLMS}")
+    parser.add_argument(
+        "--engines", default="speex,mdf", help=f"comma-separated; also {MDF_KALMAN}"
+    )
     engines = parser.parse_args().engines.split(",")
     satellite = corpus.Voice("espeak", "en-us", 160)
     reply = scale_to(corpus.speak(satellite, REPLY).astype(np.float64), REPLY_LEVEL_DB)

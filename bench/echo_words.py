@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import print_table, write_results
-from bench.echo import MDF_NLMS, canceller_for
+from bench.echo import MDF_KALMAN, canceller_for
 from satellite.config import Config
 from satellite.frontend.echo_engines import (
     EchoCanceller,
@@ -80,7 +80,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--engines",
         default="speex,mdf",
-        help=f"comma-separated; {MDF_RESIDUAL}: mdf with its suppressor; {MDF_NLMS}",
+        help=f"comma-separated; {MDF_RESIDUAL}: mdf with its suppressor; {MDF_KALMAN}",
     )
     parser.add_argument(
         "--skip-uncancelled", action="store_true", help="not the raw microphone (saves 1/4)"

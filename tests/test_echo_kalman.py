@@ -155,11 +155,11 @@ def test_the_config_picks_how_mdf_learns() -> None:
     stages = build_stages(validate({"frontend": {"echo": {"enabled": True, "engine": "mdf"}}}))
     assert isinstance(stages.echo, EchoStage)
     assert isinstance(stages.echo.canceller, MdfEchoCanceller)
-    assert stages.echo.canceller.adaptation == "kalman"
-    nlms = {"enabled": True, "engine": "mdf", "mdf_adaptation": "nlms"}
-    echo = build_stages(validate({"frontend": {"echo": nlms}})).echo
+    assert stages.echo.canceller.adaptation == "nlms"  # the default (README: words)
+    kalman = {"enabled": True, "engine": "mdf", "mdf_adaptation": "kalman"}
+    echo = build_stages(validate({"frontend": {"echo": kalman}})).echo
     assert echo is not None and isinstance(echo.canceller, MdfEchoCanceller)
-    assert echo.canceller.adaptation == "nlms"
+    assert echo.canceller.adaptation == "kalman"
     with pytest.raises(ConfigError) as info:
         validate({"frontend": {"echo": {"mdf_adaptation": "rls"}}})
     (problem,) = info.value.problems

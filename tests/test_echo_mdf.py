@@ -131,9 +131,8 @@ def test_the_residual_suppressor_takes_out_more_and_keeps_the_person(
     replies: list[Float], person: Float
 ) -> None:
     """With ``residual_suppression_db`` the filter's leftover echo is taken down per
-    frequency bin (one frame late); where the person's voice fills a bin it passes. After
-    one reply it takes out 7.9 dB more than the (Kalman) filter's 28.9 (over the NLMS
-    filter, which leaves more, 8 dB or more)."""
+    frequency bin (one frame late); where the person's voice fills a bin it passes. (Over
+    the Kalman filter, which leaves less, it took out 7.9 dB more than its 28.9.)"""
     room = Room(100, 0.6)
     erle = {}
     for suppression_db in (0.0, 20.0):
@@ -149,7 +148,7 @@ def test_the_residual_suppressor_takes_out_more_and_keeps_the_person(
             piece = slice(start, start + 160)
             out[piece] = canceller.process(mic[piece], far[piece])
         erle[suppression_db] = echo_return_loss_enhancement(echo[:RATE], out[late : late + RATE])
-    assert erle[20.0] >= erle[0.0] + 6, erle
+    assert erle[20.0] >= erle[0.0] + 8, erle
     canceller = MdfEchoCanceller(residual_suppression_db=20.0)
     for reply in replies[:2]:
         _play(canceller, "mdf", room, reply, np.zeros(len(reply)))

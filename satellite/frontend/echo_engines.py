@@ -193,7 +193,7 @@ class SpeexEchoCanceller:
 
 
 def make_echo_canceller(
-    engine: str, tail_ms: int | None = None, mdf_adaptation: str = "kalman"
+    engine: str, tail_ms: int | None = None, mdf_adaptation: str = "nlms"
 ) -> EchoCanceller:
     """The engine ``frontend.echo.engine`` names; ``tail_ms`` None: the engine's own;
     ``mdf_adaptation``: how ``mdf`` learns (``frontend.echo.mdf_adaptation``)."""

@@ -112,7 +112,7 @@ class MdfEchoCanceller:
         tail_ms: int = 400,
         residual_suppression_db: float = 0.0,
         replays: int | None = None,
-        adaptation: str = "kalman",
+        adaptation: str = "nlms",
     ) -> None:
         if adaptation not in ADAPTATIONS:
             raise ValueError(

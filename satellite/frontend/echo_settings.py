@@ -63,11 +63,12 @@ class EchoSettings(Section):
         "speex, mdf: the room's echo tail it learns, ms (null: speex 200, mdf 400)",
     )
     mdf_adaptation: str = option(
-        "kalman",
+        "nlms",
         check_choice(tuple(ADAPTATIONS)),
-        "mdf: how its filter learns: kalman (a frequency-domain Kalman filter: a new room's "
-        "echo out about twice as fast, and a person talking over the first reply spoils "
-        "it far less) or nlms (the normalised LMS step it had before)",
+        "mdf: how its filter learns: nlms (normalised LMS) or kalman (a frequency-domain "
+        "Kalman filter: more echo out sooner, and a person talking over the first reply "
+        "spoils it far less, but the recognizer heard people over replies far worse with "
+        "it: see README)",
     )
     latency_ms: int | None = option(
         None,
