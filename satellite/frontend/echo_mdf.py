@@ -6,10 +6,11 @@ filter learns part of the person and leaves ~11 dB of the echo (bench/echo_words
 This one has two filters over the same far-end history (the two-path structure):
 
 - the *background* filter learns, but only in frames the double-talk detector calls
-  echo-only: by default with a frequency-domain Kalman gain (``echo_kalman``: per weight
-  how uncertain it is, per bin how loud the near end is; a new room's echo out sooner,
-  and a person talking over a young filter's reply shrinks its step by itself), or
-  (``adaptation="nlms"``) NLMS per frequency bin, normalised by the far end's power;
+  echo-only: by default NLMS per frequency bin, normalised by the far end's power; or
+  (``adaptation="kalman"``) with a frequency-domain Kalman gain (``echo_kalman``: per
+  weight how uncertain it is, per bin how loud the near end is: more echo out sooner,
+  and a person talking over a young filter's reply shrinks its step by itself; not the
+  default: the recognizer heard people over replies far worse with it, README);
 - the *foreground* filter makes the output; it takes the background's coefficients when,
   over the last ``COMPARE_FRAMES`` echo-only frames, the background left clearly less
   (and goes back to them if the background drifted).
