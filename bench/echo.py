@@ -10,6 +10,9 @@ learning.
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo [--engines speex,mdf]
 
+``mdf`` learns with its default adaptation (NLMS); ``mdf-kalman`` names it with the
+Kalman gain (``frontend.echo.mdf_adaptation: kalman``).
+
 Writes bench/results/echo.json and prints a table per engine x room.
 """
 
@@ -29,6 +32,7 @@ from satellite.frontend.echo_engines import (
     EchoCanceller,
     make_echo_canceller,
 )
+from satellite.frontend.echo_mdf import MdfEchoCanceller
 from tests import synth
 from tests.room import Float, Room, level_db, scale_to
 
@@ -38,6 +42,18 @@ RT60S = (0.2, 0.4, 0.6)
 #: A reply before it in the same room (its filter carried over).
 EARLIER = "Turned off the bedroom lamp. The timer for ten minutes has started."
 REPLY = "The kitchen light is on. It is twenty past four, and the weather is fine today."
+
+
+#: Not a config engine: our mdf learning with the Kalman gain (``mdf_adaptation: kalman``).
+MDF_KALMAN = "mdf-kalman"
+
+
+def canceller_for(engine: str) -> tuple[EchoCanceller, int]:
+    """The canceller a bench's ``--engines`` names (a config engine or ``mdf-kalman``) and
+    how late its output comes, samples."""
+    if engine == MDF_KALMAN:
+        return MdfEchoCanceller(adaptation="kalman"), 0
+    return make_echo_canceller(engine), OUTPUT_DELAY_SAMPLES[engine]
 
 
 def _int16(x: Float) -> np.ndarray:
@@ -51,7 +67,7 @@ def _run(
     ``canceller`` (left open: it keeps what it learnt); wall and CPU ms per frame, and
     CPU ms per frame over the first 2 s."""
     own = canceller is None
-    canceller = canceller or make_echo_canceller(engine)
+    canceller = canceller or canceller_for(engine)[0]
     out = np.zeros_like(mic)
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -77,7 +93,7 @@ def carried(engine: str, reply: Float, delay_ms: int, rt60: float) -> tuple[floa
     it; it keeps the filter between replies): the first second and the next."""
     room = Room(delay_ms=delay_ms, rt60_seconds=rt60)
     earlier = scale_to(synth.espeak(EARLIER, "en-us", 160).astype(np.float64), level_db(reply))
-    canceller = make_echo_canceller(engine)
+    canceller = canceller_for(engine)[0]
     erle = []
     for played in (np.concatenate([earlier, np.zeros(RATE // 2)]), reply):
         echo = room.echo(played)
@@ -106,7 +122,7 @@ def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float
     near[start : start + len(person)] = person
     both, _, _, _ = _run(engine, _int16(echo + near), far)
     span = slice(start, start + len(person))
-    late = OUTPUT_DELAY_SAMPLES[engine]
+    late = canceller_for(engine)[1]
     # what is left of the echo while the person talks: the output minus the person
     left = both[late:].astype(np.float64) - near[: len(both) - late]
     kept = both[span.start + late : span.stop + late].astype(np.float64)
@@ -140,7 +156,9 @@ def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--engines", default=",".join(ECHO_ENGINES), help="comma-separated")
+    parser.add_argument(
+        "--engines", default=",".join(ECHO_ENGINES), help=f"comma-separated; also {MDF_KALMAN}"
+    )
     engines = parser.parse_args().engines.split(",")
     reply = scale_to(synth.espeak(REPLY, "en-us", 160).astype(np.float64), 20 * np.log10(3000))
     person = synth.espeak("stop", "en-us+f3", 150).astype(np.float64)

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from bench.common import print_table, write_results
+from bench.echo import MDF_KALMAN, canceller_for
 from bench.echo_words import EARLIER, REPLY, REPLY_LEVEL_DB
 from satellite.frontend.echo import echo_return_loss_enhancement
-from satellite.frontend.echo_engines import OUTPUT_DELAY_SAMPLES, make_echo_canceller
 from tests import corpus
 from tests.room import Float, Room, Speaking, level_db, scale_to
 
@@ -37,8 +37,8 @@ def _erle(echo: Float, left: Float) -> float:
 
 
 def measure(engine: str, room: Room, reply: Float, earlier: Float, person: Float) -> dict[str, Any]:
-    canceller = make_echo_canceller(engine)
-    speaking = Speaking(room, canceller.process, late=OUTPUT_DELAY_SAMPLES[engine])
+    canceller, late = canceller_for(engine)
+    speaking = Speaking(room, canceller.process, late=late)
     speaking.reply(earlier)
     while_talking = []
     started = time.process_time()
@@ -68,7 +68,9 @@ def measure(engine: str, room: Room, reply: Float, earlier: Float, person: Float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--engines", default="speex,mdf", help="comma-separated")
+    parser.add_argument(
+        "--engines", default="speex,mdf", help=f"comma-separated; also {MDF_KALMAN}"
+    )
     engines = parser.parse_args().engines.split(",")
     satellite = corpus.Voice("espeak", "en-us", 160)
     reply = scale_to(corpus.speak(satellite, REPLY).astype(np.float64), REPLY_LEVEL_DB)

@@ -28,11 +28,10 @@ from typing import Any
 import numpy as np
 
 from bench.common import print_table, write_results
+from bench.echo import MDF_KALMAN, canceller_for
 from satellite.config import Config
 from satellite.frontend.echo_engines import (
-    OUTPUT_DELAY_SAMPLES,
     EchoCanceller,
-    make_echo_canceller,
 )
 from satellite.frontend.echo_mdf import MdfEchoCanceller
 from tests import corpus, robustness
@@ -60,7 +59,7 @@ def _canceller(engine: str) -> tuple[EchoCanceller, int]:
     if engine == MDF_RESIDUAL:
         mdf = MdfEchoCanceller(residual_suppression_db=20.0)
         return mdf, mdf.output_delay_samples
-    return make_echo_canceller(engine), OUTPUT_DELAY_SAMPLES[engine]
+    return canceller_for(engine)
 
 
 def _summary(hearings: list[Hearing]) -> dict[str, Any]:
@@ -81,7 +80,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--engines",
         default="speex,mdf",
-        help=f"comma-separated; {MDF_RESIDUAL}: mdf with its suppressor",
+        help=f"comma-separated; {MDF_RESIDUAL}: mdf with its suppressor; {MDF_KALMAN}",
     )
     parser.add_argument(
         "--skip-uncancelled", action="store_true", help="not the raw microphone (saves 1/4)"

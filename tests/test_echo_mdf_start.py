@@ -1,7 +1,9 @@
 """How fast our own echo canceller (``engine: mdf``) learns a new room, on the simulated
-room (tests/room.py, noise 30 dB below the reply): while its filter is young it learns
-again from the frames it has just heard (data reuse) with a proportionate step, and a
-moved speaker makes it young again without the faster learning running away."""
+room (tests/room.py, noise 30 dB below the reply) with the NLMS step
+(``mdf_adaptation: nlms``; the Kalman gain: tests/test_echo_kalman.py): while its filter
+is young it learns again from the frames it has just heard (data reuse) with a
+proportionate step, and a moved speaker makes it young again without the faster
+learning running away."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def _taken_out(said: OverReply, span: slice) -> float:
 def _after_one_second_of_echo(room: Room, reply: Float, replays: int) -> tuple[float, float]:
     """A new filter's first reply: the echo taken out in the second after the echo's
     first second, and from there to the reply's end."""
-    canceller = MdfEchoCanceller(replays=replays)
+    canceller = MdfEchoCanceller(replays=replays, adaptation="nlms")
     said = Speaking(room, canceller.process, late=0).reply(reply)
     onset = int(room.delay_ms * RATE / 1000)
     return (
@@ -68,7 +70,7 @@ def test_after_one_reply_in_a_new_room_the_next_has_the_echo_out_from_its_start(
     a new room, and the next reply's first second has 25 dB of echo taken out (30.0
     measured; 21.4 before the data reuse)."""
     room = Room(100, 0.4)
-    canceller = MdfEchoCanceller()
+    canceller = MdfEchoCanceller(adaptation="nlms")
     speaking = Speaking(room, canceller.process, late=0)
     speaking.reply(replies[1])
     assert canceller.frames_replayed > 0
@@ -87,7 +89,7 @@ def test_a_moved_speaker_is_learnt_again_quickly_and_never_runs_away(
     than the microphone (second by second), the filter is young again (it learns from
     remembered frames of the new room only), and by the second reply in the new room
     the echo is taken out again (25.3 dB measured; 20.4 before the data reuse)."""
-    canceller = MdfEchoCanceller()
+    canceller = MdfEchoCanceller(adaptation="nlms")
     before = Speaking(Room(100, 0.4), canceller.process, late=0)
     for reply in replies[:2]:
         before.reply(reply)

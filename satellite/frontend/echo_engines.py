@@ -192,13 +192,16 @@ class SpeexEchoCanceller:
             self._echo = None
 
 
-def make_echo_canceller(engine: str, tail_ms: int | None = None) -> EchoCanceller:
-    """The engine ``frontend.echo.engine`` names; ``tail_ms`` None: the engine's own."""
+def make_echo_canceller(
+    engine: str, tail_ms: int | None = None, mdf_adaptation: str = "nlms"
+) -> EchoCanceller:
+    """The engine ``frontend.echo.engine`` names; ``tail_ms`` None: the engine's own;
+    ``mdf_adaptation``: how ``mdf`` learns (``frontend.echo.mdf_adaptation``)."""
     if engine == "webrtc":
         return WebRtcEchoCanceller()
     if engine in DEFAULT_TAIL_MS:
         tail = DEFAULT_TAIL_MS[engine] if tail_ms is None else tail_ms
         if engine == "mdf":
-            return MdfEchoCanceller(tail_ms=tail)
+            return MdfEchoCanceller(tail_ms=tail, adaptation=mdf_adaptation)
         return SpeexEchoCanceller(tail_ms=tail)
     raise SatelliteError(f"unknown echo engine {engine!r}. Fix: use one of {ECHO_ENGINES}")

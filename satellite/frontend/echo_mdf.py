@@ -5,8 +5,12 @@ Why: libspeexdsp's canceller keeps adapting while a person talks over the reply;
 filter learns part of the person and leaves ~11 dB of the echo (bench/echo_words.py).
 This one has two filters over the same far-end history (the two-path structure):
 
-- the *background* filter learns (NLMS per frequency bin, normalised by the far end's
-  power), but only in frames the double-talk detector calls echo-only;
+- the *background* filter learns, but only in frames the double-talk detector calls
+  echo-only: by default NLMS per frequency bin, normalised by the far end's power; or
+  (``adaptation="kalman"``) with a frequency-domain Kalman gain (``echo_kalman``: per
+  weight how uncertain it is, per bin how loud the near end is: more echo out sooner,
+  and a person talking over a young filter's reply shrinks its step by itself; not the
+  default: the recognizer heard people over replies far worse with it, README);
 - the *foreground* filter makes the output; it takes the background's coefficients when,
   over the last ``COMPARE_FRAMES`` echo-only frames, the background left clearly less
   (and goes back to them if the background drifted).
@@ -26,7 +30,8 @@ it reaches first comes to ``YOUNG_ERLE_DB`` (or for ``YOUNG_FRAMES``): then each
 echo-only frame is remembered and the filter also learns again from ``replays`` of the
 last second's remembered frames (``echo_mdf_history``; their gradients are summed with
 the new frame's and constrained once, so a replay costs one error estimate), with a
-proportionate step (more of it to the partitions that hold most of the room). A learnt
+proportionate step (more of it to the partitions that hold most of the room; the
+Kalman gain has its own uncertainty per partition instead, and takes 4 replays). A learnt
 filter does neither: it costs what it did, and its steps stay small. (A larger step
 while young was measured and left out: it took in more of a person talking over the
 first reply.)
@@ -43,6 +48,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from .echo_kalman import KalmanAdaptation
 from .echo_mdf_history import FarHistory, ReplayMemory
 from .echo_residual import ResidualEchoSuppressor
 
@@ -85,6 +91,11 @@ WRONG_ROOM_SMOOTHING = 0.05
 LEAK_SMOOTHING = 0.1
 #: Added to the far end's power per bin before dividing (per sample, per partition).
 REGULARISATION = 100.0
+#: Below this echo loss (dB) the Kalman gain is kept open (``KalmanAdaptation.reopen``).
+REOPEN_ERLE_DB = 10.0
+#: How the background filter can learn (``frontend.echo.mdf_adaptation``), each with its
+#: replays while young (the Kalman gain takes 4 well: 2 more added 0.5 dB, at 0.1 ms).
+ADAPTATIONS = {"nlms": REPLAYS, "kalman": 4}
 
 
 def _power_db(x: float) -> float:
@@ -101,11 +112,18 @@ class MdfEchoCanceller:
         frame_samples: int = 160,
         tail_ms: int = 400,
         residual_suppression_db: float = 0.0,
-        replays: int = REPLAYS,
+        replays: int | None = None,
+        adaptation: str = "nlms",
     ) -> None:
+        if adaptation not in ADAPTATIONS:
+            raise ValueError(
+                f"unknown adaptation {adaptation!r}. Fix: use one of {', '.join(ADAPTATIONS)}"
+            )
         self.rate_hz = rate_hz
+        #: How the background filter learns: ``nlms`` or ``kalman`` (``echo_kalman``).
+        self.adaptation = adaptation
         #: Remembered frames learnt from again per new frame while young.
-        self.replays = replays
+        self.replays = replays if replays is not None else ADAPTATIONS[adaptation]
         self.frame_samples = frame_samples
         self.partitions = max(1, round(tail_ms * rate_hz / 1000 / frame_samples))
         self.residual: ResidualEchoSuppressor | None = None
@@ -123,6 +141,7 @@ class MdfEchoCanceller:
         self._memory = ReplayMemory(REPLAY_FRAMES, n)
         self._back: Complex = np.zeros((self.partitions, bins), np.complex128)
         self._fore: Complex = np.zeros((self.partitions, bins), np.complex128)
+        self._kalman = KalmanAdaptation(self.partitions, bins)
         self._far_energy = np.zeros(self.partitions)  # per frame, the last ``partitions``
         #: The echo loss the output filter has been reaching, dB (0: not learnt yet).
         self.erle_db = 0.0
@@ -202,24 +221,27 @@ class MdfEchoCanceller:
             self._young_frames += 1
             if self.erle_db >= YOUNG_ERLE_DB:
                 self._young_frames = YOUNG_FRAMES  # learnt: young no more
-        shares = self._shares() if young else np.ones(self.partitions)
+        kalman = self.adaptation == "kalman"
+        if kalman and self.erle_db < REOPEN_ERLE_DB:
+            self._kalman.reopen()
+        shares = self._shares() if young and not kalman else np.ones(self.partitions)
         history = self._history
         gradient = self._gradient(back, history.spectra(), history.power(), shares)
         self.frames_adapted += 1
         if young and self.replays > 0:
             now = history.frames
             self._memory.remember(now, near)
-            ages = set()
-            for _ in range(self.replays):
-                found = self._memory.next(now)
-                if found is None or found[0] in ages:
-                    break  # not the same frame twice in one step
-                age, old_near = found
-                ages.add(age)
+            found = self._memory.take(now, self.replays)
+            self.frames_replayed += len(found)
+            if kalman and found:  # all remembered frames in one go
+                ages = [age for age, _ in found]
+                gradient += self._kalman.remembered(
+                    self._back, history.stack(ages), np.stack([f[1] for f in found])
+                )
+            for age, old_near in found if not kalman else ():
                 spectra = history.spectra(age)
                 error = old_near - self._estimate(self._back, spectra)
                 gradient += self._gradient(error, spectra, history.power(age), shares)
-                self.frames_replayed += 1
         self._step(gradient)
 
     def _shares(self) -> Float:
@@ -248,6 +270,7 @@ class MdfEchoCanceller:
                 self._hold = 0
                 self._memory.reset()  # frames of the old room
                 self._young_frames = 0
+                self._kalman.reset()
         frame_erle = _power_db(mic_power) - _power_db(error_power)
         talking = playing and frame_erle < self.erle_db - DOUBLE_TALK_MARGIN_DB
         if talking:
@@ -260,10 +283,13 @@ class MdfEchoCanceller:
         self.double_talk = talking or self._hold > 0
 
     def _gradient(self, error: Float, spectra: Complex, power: Float, shares: Float) -> Complex:
-        """The proportionate NLMS step of the background filter for one frame's error
-        (not yet constrained)."""
+        """The step of the background filter for one frame's error (not yet
+        constrained): proportionate NLMS, or for a new frame the Kalman gain (which
+        learns from it how uncertain each weight is and how loud the near end is)."""
         n = self.frame_samples
         spectrum = np.fft.rfft(np.concatenate([np.zeros(n), error]))
+        if self.adaptation == "kalman":
+            return self._kalman.gradient(spectrum, spectra, power, self._back)
         norm = shares @ power + REGULARISATION * n * self.partitions
         gradient: Complex = np.conj(spectra) * (spectrum * (STEP / norm)) * shares[:, None]
         return gradient

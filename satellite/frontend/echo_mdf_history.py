@@ -57,6 +57,11 @@ class FarHistory:
         start = self._newest + age
         return self._spectra[start : start + self.partitions]
 
+    def stack(self, ages: list[int]) -> tuple[Complex, Float]:
+        """``spectra`` and ``power`` of each of ``ages``, stacked (ages x partitions x bins)."""
+        rows = np.array(ages)[:, None] + self._newest + np.arange(self.partitions)
+        return self._spectra[rows], self._power[rows]
+
     def power(self, age: int = 0) -> Float:
         """Their power per bin (``|spectra(age)|^2``)."""
         start = self._newest + age
@@ -82,6 +87,16 @@ class ReplayMemory:
         slot = number % self.kept
         self._near[slot] = near
         self._numbers[slot] = number
+
+    def take(self, now: int, count: int) -> list[tuple[int, Float]]:
+        """Up to ``count`` remembered frames in turn (``next``), none of them twice."""
+        found: list[tuple[int, Float]] = []
+        for _ in range(count):
+            one = self.next(now)
+            if one is None or any(one[0] == age for age, _ in found):
+                break
+            found.append(one)
+        return found
 
     def next(self, now: int) -> tuple[int, Float] | None:
         """The next remembered frame still within reach at frame ``now``: its age

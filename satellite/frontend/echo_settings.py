@@ -17,6 +17,7 @@ from ..config_base import (
     option,
 )
 from .echo_engines import ECHO_ENGINES
+from .echo_mdf import ADAPTATIONS
 
 #: Words that stop a reply said over it: the care intents' Stop sentences
 #: (satellite/nlu/care_en.yaml) and Home Assistant's HassNevermind, plus "cancel".
@@ -60,6 +61,14 @@ class EchoSettings(Section):
         None,
         check_optional(check_integer(50, 1000, " ms")),
         "speex, mdf: the room's echo tail it learns, ms (null: speex 200, mdf 400)",
+    )
+    mdf_adaptation: str = option(
+        "nlms",
+        check_choice(tuple(ADAPTATIONS)),
+        "mdf: how its filter learns: nlms (normalised LMS) or kalman (a frequency-domain "
+        "Kalman filter: more echo out sooner, and a person talking over the first reply "
+        "spoils it far less, but the recognizer heard people over replies far worse with "
+        "it: see README)",
     )
     latency_ms: int | None = option(
         None,
