@@ -15,10 +15,10 @@ pass both (``BothCheck``):
    per-frame log-likelihood ratio over the phrase's words (as the commands'
    out-of-domain check scores words), at least a margin (``PhraseScoreCheck``).
 
-Alone, the score let ordinary speech in white noise through, and the keyphrase search
-one stretch of reading in babble; together they rejected every band detection of
-reading measured (``bench/wake_band.py``). Every search starts its features afresh, so
-a check does not depend on the ones before it.
+The score alone passes ordinary speech in white noise; it is there to catch the
+keyphrase search's own mistakes (measured in ``bench/wake_band.py``; the README's wake
+word section has the figures). Every search starts its features afresh, so a check
+does not depend on the ones before it.
 
 ``BandCheck`` holds the audio, follows a band detection to its peak, and runs the check
 a step at a time (``STEP_FRAMES`` of audio per 10 ms frame): PocketSphinx holds the GIL,
