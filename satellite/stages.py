@@ -14,6 +14,7 @@ from .frontend.noise import PassThrough, make_noise_suppressor, make_wake_ears
 from .frontend.recorder import UtteranceRecorder
 from .frontend.vad import make_vad
 from .frontend.wake import MicroWakeWordDetector
+from .frontend.wake_check import make_band_check
 from .prosody.monitor import ProsodyMonitor
 from .stt.keywords import StopWordSpotter
 from .understanding import Understanding
@@ -68,7 +69,10 @@ def build_stages(
         None
         if continuous
         else MicroWakeWordDetector(
-            fe.wake.models, fe.wake.probability_cutoff, fe.wake.refractory_seconds
+            fe.wake.models,
+            fe.wake.probability_cutoff,
+            fe.wake.refractory_seconds,
+            make_band_check(fe.wake.checked_above, fe.wake.models),
         )
     )
     vad = make_vad(fe.vad.engine)

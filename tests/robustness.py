@@ -20,6 +20,7 @@ from satellite.events import Event, WakeDetected
 from satellite.frontend.base import WakeHit
 from satellite.frontend.noise import make_noise_suppressor
 from satellite.frontend.wake import MicroWakeWordDetector
+from satellite.frontend.wake_check import BandCheck
 from satellite.nlu.events import IntentRecognized
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
 from satellite.nlu.recognizer import IntentResult
@@ -213,13 +214,18 @@ WAKE_INPUTS: dict[str, tuple[str, int, int]] = {
 
 
 def wake_hits(
-    audio: synth.Float, hears: str, cutoff: float | None = None, refractory_seconds: float = 2.0
+    audio: synth.Float,
+    hears: str,
+    cutoff: float | None = None,
+    refractory_seconds: float = 2.0,
+    band: BandCheck | None = None,
 ) -> list[WakeHit]:
     """The detections of ``okay_nabu`` in ``audio`` heard through ``WAKE_INPUTS[hears]``
-    (``refractory_seconds`` 0: every frame above ``cutoff``, to find the peaks)."""
+    (``refractory_seconds`` 0: every frame above ``cutoff``, to find the peaks; ``band``:
+    detections below the cutoff checked by it, see frontend.wake.checked_above)."""
     engine, suppression_db, level = WAKE_INPUTS[hears]
     noise = make_noise_suppressor(engine, suppression_db, level)
-    detector = MicroWakeWordDetector(("okay_nabu",), cutoff, refractory_seconds)
+    detector = MicroWakeWordDetector(("okay_nabu",), cutoff, refractory_seconds, band)
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
     hits = []
     for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):

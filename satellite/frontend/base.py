@@ -46,6 +46,8 @@ class WakeHit:
     wake_word: str
     probability: float
     timestamp_seconds: float
+    #: Below the model's cutoff, taken because a second check confirmed it.
+    checked: bool = False
 
 
 class WakeWordDetector(Protocol):

@@ -11,6 +11,7 @@ from typing import Any
 import voluptuous as vol
 
 from ..config_base import (
+    ConfigError,
     Section,
     check_boolean,
     check_choice,
@@ -85,6 +86,10 @@ class VadSettings(Section):
 WAKE_INPUTS = ("webrtc", "raw", "denoised")
 #: WebRTC's suppression level when the wake word hears ``webrtc`` (0-4).
 WAKE_WEBRTC_LEVEL = 2
+#: Detections peaking in [this, the cutoff) are checked (bench/wake_band.py).
+WAKE_CHECKED_ABOVE = 0.2
+#: The lowest band floor allowed: below it every syllable would be checked.
+MIN_CHECKED_ABOVE = 0.05
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,34 @@ class WakeSettings(Section):
         "What the wake word hears: webrtc (its own WebRTC suppression, level 2), raw, "
         "or denoised (what frontend.noise gives the recognizer)",
     )
+    checked_above: float | None = option(
+        WAKE_CHECKED_ABOVE,
+        check_optional(check_number(0.0, 0.95)),
+        "A detection peaking below the cutoff but above this (0.05-0.95) is taken only when "
+        "a second check (PocketSphinx) hears the wake phrase in the audio before it; "
+        "0 or null: off (only the cutoff decides)",
+    )
+
+    def __post_init__(self) -> None:
+        floor = self.checked_above
+        if floor and floor < MIN_CHECKED_ABOVE:
+            raise ConfigError(
+                "config",
+                [
+                    f"frontend.wake.checked_above: {floor} is too low to be checked. Fix: "
+                    f"use 0 (off) or a value from {MIN_CHECKED_ABOVE} to 0.95"
+                ],
+            )
+        cutoff = self.probability_cutoff
+        if floor and cutoff is not None and floor >= cutoff:
+            raise ConfigError(
+                "config",
+                [
+                    f"frontend.wake.checked_above: {floor} is not below "
+                    f"probability_cutoff ({cutoff}), so nothing would be checked. Fix: "
+                    "lower checked_above, or set it to 0 (off)"
+                ],
+            )
 
 
 @dataclass(frozen=True)

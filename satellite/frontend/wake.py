@@ -7,6 +7,7 @@ from typing import Any
 from ..audio.chunk import AudioChunk
 from ..errors import MissingDependencyError
 from .base import WakeHit
+from .wake_check import BandCheck
 
 
 class MicroWakeWordDetector:
@@ -14,13 +15,19 @@ class MicroWakeWordDetector:
 
     A detection fires when a model's sliding-window probability passes its cutoff
     (the model's own, or ``probability_cutoff`` when set); after a detection every
-    model is quiet for ``refractory_seconds``.
+    model is quiet for ``refractory_seconds``. With ``band`` (frontend.wake.checked_above)
+    a peak below the cutoff but above the band's floor fires too, a few frames later,
+    when the band's second check confirms the phrase in the audio before it.
     """
 
     name = "wake"
 
     def __init__(
-        self, models: tuple[str, ...], probability_cutoff: float | None, refractory_seconds: float
+        self,
+        models: tuple[str, ...],
+        probability_cutoff: float | None,
+        refractory_seconds: float,
+        band: BandCheck | None = None,
     ) -> None:
         try:
             from pymicro_wakeword import (  # noqa: PLC0415
@@ -43,6 +50,7 @@ class MicroWakeWordDetector:
         #: Features handed to every model since the last reset (a model decides on every
         #: ``stride``-th one).
         self._features_seen = 0
+        self.band = band
 
     @property
     def model_names(self) -> list[str]:
@@ -68,27 +76,42 @@ class MicroWakeWordDetector:
         """Frames until the next feature that completes a model's stride (one feature per
         frame once the feature window is full; before that, earlier than the decision,
         which only makes a wake-up early)."""
+        if self.band is not None and self.band.busy:
+            return 1  # the band's check runs a step a frame
         strides = [int(m.stride) for m in self._models if str(m.id) in self._active]
         return max(1, min(s - self._features_seen % s for s in strides or [1]))
 
     def process(self, frame: AudioChunk) -> WakeHit | None:
         hit: WakeHit | None = None
         now = frame.end_seconds
+        band = self.band
+        if band is not None:
+            band.hear(frame.samples)
         for features in self._features.process_streaming(frame.samples):
             self._features_seen += 1
             for model, cutoff in zip(self._models, self._cutoffs, strict=True):
                 probability = model.process_streaming_prob(features)
                 if str(model.id) not in self._active:
                     continue  # its features still stream, so it is ready when chosen again
-                if probability is None or probability <= cutoff or now < self._quiet_until:
+                if probability is None or now < self._quiet_until:
                     continue
-                if hit is None or probability > hit.probability:
-                    hit = WakeHit(
-                        model=str(model.id),
-                        wake_word=str(model.wake_word),
-                        probability=float(probability),
-                        timestamp_seconds=now,
-                    )
+                heard = WakeHit(
+                    model=str(model.id),
+                    wake_word=str(model.wake_word),
+                    probability=float(probability),
+                    timestamp_seconds=now,
+                )
+                if probability <= cutoff:
+                    # between its decisions (every stride-th feature) a model gives 0.0
+                    if band is not None and self._features_seen % int(model.stride) == 0:
+                        band.observe(heard)
+                elif hit is None or probability > hit.probability:
+                    hit = heard
+        if band is not None:
+            if hit is None:
+                hit = band.advance()
+            else:
+                band.clear()  # sure enough without the check
         if hit is not None:
             self._quiet_until = now + self.refractory_seconds
         return hit
@@ -99,3 +122,5 @@ class MicroWakeWordDetector:
             model.reset()
         self._quiet_until = float("-inf")
         self._features_seen = 0
+        if self.band is not None:
+            self.band.reset()
