@@ -26,7 +26,8 @@ from satellite.nlu.help_answers import help_check_intent_set
 from satellite.nlu.intents import NOT_A_COMMAND
 from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
 from satellite.pipeline import build_pipeline
-from satellite.stt.answer_grammar import answer_grammar
+from satellite.stt.answer_grammar import SHORT_CHECK_SEARCH, answer_grammar, beside
+from satellite.stt.base import HearsAnswers
 from satellite.stt.factory import compile_grammar, configured_intent_set
 from satellite.understanding import Understanding
 from satellite.understanding.answers import Answers
@@ -59,6 +60,21 @@ def test_the_help_check_holds_calls_and_not_commands_the_commands_grammar_neithe
         assert not answers.check.accepts(said.split()), said
     commands, _ = compile_grammar(config.stt, configured_intent_set(config.nlu, "en", None))
     assert not {"yes", "yeah", "thanks"} & commands.words
+
+
+def test_the_short_check_hears_the_sentence_heard_or_a_not_command_and_nothing_else() -> None:
+    """Any intent heard from short speech is searched again with the sentence the
+    commands' search heard beside the not-commands: that sentence and each not-command
+    are whole sentences of it, nothing else is (not another command, not half of it)."""
+    answers = answer_grammar("en", Config().stt.cache_dir)
+    assert answers.not_commands is not None
+    short = beside(["set", "the", "light", "to", "red"], answers.not_commands)
+    assert short.accepts(["set", "the", "light", "to", "red"])
+    for said in ("yes", "no thanks", "thank you", "i'm fine", "all right", "sorry"):
+        assert short.accepts(said.split()), said
+    for said in ("set the light", "set the light to red please", "help me", "stop", "thanks red"):
+        assert not short.accepts(said.split()), said
+    assert not answers.not_commands.accepts(["help"])
 
 
 def test_a_not_command_is_concluded_as_not_understood_with_nothing_to_ask() -> None:
@@ -96,6 +112,27 @@ def _after_the_wake_word(
     assert heard.wakes, f"{voice.label}: the wake word was not heard"
     assert heard.first is not None, f"{voice.label}: {text!r} not heard at all"
     return heard.first.result.intent, heard.first.doubtful
+
+
+def test_a_short_check_is_held_to_its_grammar_only_while_checking(
+    listener: Understanding,
+) -> None:
+    """While the short check is searched, results are held to its grammar (the sentence
+    heard beside the not-commands); once it is done, to the commands' again."""
+    recognizer = listener.recognizer
+    assert isinstance(recognizer, HearsAnswers)
+    searches = recognizer.answer_searches
+    commands = searches.grammar()
+    assert commands.accepts(["be", "quiet"]) and not commands.accepts(["yes"])
+    try:
+        assert searches.check_short(["stop"])
+        assert searches.checking == SHORT_CHECK_SEARCH
+        assert searches.grammar().accepts(["stop"]) and searches.grammar().accepts(["yes"])
+        assert not searches.grammar().accepts(["be", "quiet"])
+    finally:
+        searches.checking = None
+    assert searches.grammar() is commands
+    assert not searches.check_short([])
 
 
 @pytest.mark.parametrize("voice", corpus.VOICES_CI, ids=lambda v: v.label)
