@@ -84,6 +84,8 @@ MORE_CALLS = (
     "get my carer",
 )
 ROOMS = (corpus.Room("clean"), corpus.Room("white", 10.0), corpus.Room("babble", 10.0))
+#: What is said: non-commands, calls for help, short real commands.
+KINDS = ("non", "call", "short")
 
 
 def calls() -> list[str]:
@@ -204,7 +206,10 @@ def percentiles(values: list[float]) -> dict[str, float | int]:
 
 
 def run(
-    voices: list[corpus.Voice], wake: bool = True, rooms: tuple[corpus.Room, ...] = ROOMS
+    voices: list[corpus.Voice],
+    wake: bool = True,
+    rooms: tuple[corpus.Room, ...] = ROOMS,
+    kinds: tuple[str, ...] = KINDS,
 ) -> dict[str, Any]:
     understanding = robustness.listener(Config())
     checks_cpu = meter_checks(understanding)
@@ -223,6 +228,8 @@ def run(
                 said += [(t, "call", HELP) for t in said_calls]
                 said += [(t, "short", i) for t, i in shorts]
                 for index, (text, kind, expected) in enumerate(said):
+                    if kind not in kinds:
+                        continue
                     checked = len(checks_cpu)
                     woke, intent, doubtful, after_ms = first_hearing(
                         understanding, voice, text, room, index, wake
@@ -269,6 +276,9 @@ def main() -> None:
     parser.add_argument(
         "--rooms", nargs="*", metavar="ROOM", help="these rooms instead (e.g. reverb 'white 10 dB')"
     )
+    parser.add_argument(
+        "--kinds", nargs="*", choices=KINDS, default=list(KINDS), help="only these (seeds kept)"
+    )
     parser.add_argument("--name", default=None, help="bench/results/NAME.json")
     args = parser.parse_args()
     name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
@@ -279,7 +289,7 @@ def main() -> None:
             parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
     print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
-    data = run(voices, not args.no_wake, rooms)
+    data = run(voices, not args.no_wake, rooms, tuple(args.kinds))
     non = ("help_at_once", "help_asked", "other_at_once", "other_asked", "not_understood")
     call = ("sent", "asked", "lost")
     short = ("right", "asked", "wrong", "not_understood")

@@ -39,6 +39,12 @@ from tests.app_harness import dialogue_app
 SAID = ("yes", "no thanks")
 #: Real calls for help.
 CALLS = ("help me", "i need help")
+#: Short real commands and the intent each is.
+SHORT_COMMANDS = (
+    ("stop", "Stop"),
+    ("what time is it", "GetTime"),
+    ("turn on the kitchen light", "HassTurnOn"),
+)
 
 
 def test_the_help_check_holds_calls_and_not_commands_the_commands_grammar_neither() -> None:
@@ -180,6 +186,16 @@ def test_a_call_for_help_is_still_one(
 ) -> None:
     """Sent at once or asked about, never lost to a not-command."""
     assert _after_the_wake_word(listener, voice, said)[0] == "CallForHelp"
+
+
+@pytest.mark.parametrize("voice", corpus.VOICES_CI, ids=lambda v: v.label)
+@pytest.mark.parametrize(("said", "intent"), SHORT_COMMANDS, ids=str)
+def test_a_short_real_command_is_still_understood(
+    listener: Understanding, voice: corpus.Voice, said: str, intent: str
+) -> None:
+    """Short speech is searched again beside the not-commands: a real command comes out
+    as itself there (acted on at once, or asked about), never as no command."""
+    assert _after_the_wake_word(listener, voice, said)[0] == intent
 
 
 def test_through_the_app_no_does_nothing() -> None:
