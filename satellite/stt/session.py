@@ -201,21 +201,27 @@ class HearingSession:
         self, heard_until: float, since: float | None = None
     ) -> Steps[SearchAside | None]:
         """The utterance up to ``heard_until`` (heard as it was, raw or denoised) searched
-        again from its own cepstral mean (``since``: only its audio from then on, the
-        span of its words): None when that is off, the recognizer cannot, the room is
-        loud (searching noise costs more, and the loud room's needs let nothing through
-        that way), the utterance is too long or the history lost it."""
+        again from its own cepstral mean (``since``: only its audio from then on, the span
+        of its words, from the whole utterance's mean): None when that is off, the
+        recognizer cannot, the room is loud (searching noise costs more, and the loud
+        room's needs let nothing through that way), the utterance is too long or the
+        history lost it."""
         recognizer = self.recognizer
         if not self.settings.own_mean_retry or not isinstance(recognizer, SearchesOwnMean):
             return None
-        first = self._first_seconds if since is None else max(since, self._first_seconds)
-        if self.loud or heard_until - first > OWN_MEAN_MAX_SECONDS:
+        if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
             return None
-        frames = self._utterance_frames(heard_until, self.denoised, first)
-        if frames is None:
+        whole = self._utterance_frames(heard_until, self.denoised)
+        frames = whole
+        if whole is not None and since is not None:
+            frames = [f for f in whole if f.timestamp_seconds >= since - 1e-6]
+        if not whole or not frames:
             return None
         if isinstance(recognizer, SearchesInSteps):
-            steps = recognizer.search_own_mean_steps(frames)
+            if frames is whole:
+                steps = recognizer.search_own_mean_steps(frames)
+            else:  # a span of it, from the mean of the whole (sphinx.py)
+                steps = recognizer.search_own_mean_steps(frames, whole)
         else:
             steps = one_step(lambda: recognizer.search_own_mean(frames))
         heard, ms = yield from timed(steps)
@@ -258,17 +264,13 @@ class HearingSession:
             context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
         return frames, context
 
-    def _utterance_frames(
-        self, now_seconds: float, denoised: bool, since: float | None = None
-    ) -> list[AudioChunk] | None:
-        """The utterance's frames so far (``since``: from then on), raw or denoised, from
-        the microphone history (None when it no longer holds all of them)."""
+    def _utterance_frames(self, now_seconds: float, denoised: bool) -> list[AudioChunk] | None:
+        """The utterance's frames so far, raw or denoised, from the microphone history
+        (None when it no longer holds all of them)."""
         if self._mic is None:
             return None
-        first = self._first_seconds if since is None else since
-        frames = self._mic.frames(first, now_seconds + 1e-3, denoised)
-        # from ``since`` the first frame may begin up to a frame later
-        if not frames or frames[0].timestamp_seconds > first + (1e-3 if since is None else 0.011):
+        frames = self._mic.frames(self._first_seconds, now_seconds + 1e-3, denoised)
+        if not frames or frames[0].timestamp_seconds > self._first_seconds + 1e-3:
             return None
         return frames
 
