@@ -81,6 +81,9 @@ def test_the_short_check_hears_the_sentence_heard_or_a_not_command_and_nothing_e
     for said in ("set the light", "set the light to red please", "help me", "stop", "thanks red"):
         assert not short.accepts(said.split()), said
     assert not answers.not_commands.accepts(["help"])
+    # greetings beside a sentence heard, never beside a call for help ("hello": help)
+    assert short.accepts(["hello"]) and short.accepts(["hi", "there"])
+    assert answers.check is not None and not answers.check.accepts(["hello"])
 
 
 def test_a_not_command_is_concluded_as_not_understood_with_nothing_to_ask() -> None:
@@ -186,6 +189,33 @@ def test_a_call_for_help_is_still_one(
 ) -> None:
     """Sent at once or asked about, never lost to a not-command."""
     assert _after_the_wake_word(listener, voice, said)[0] == "CallForHelp"
+
+
+@pytest.mark.parametrize(
+    ("voice", "said", "seed"),
+    [
+        (corpus.VOICES_CI[0], "thanks", 4),
+        (corpus.VOICES_CI[0], "thank you", 5),
+        (corpus.VOICES_CI[1], "hello", 8),
+        (corpus.VOICES_CI[2], "thank you", 5),
+    ],
+    ids=lambda v: v.label if isinstance(v, corpus.Voice) else str(v),
+)
+def test_thanks_or_hello_after_the_wake_word_switches_nothing(
+    listener: Understanding, voice: corpus.Voice, said: str, seed: int
+) -> None:
+    """Okay nabu, "thanks" / "hello" in a quiet room: before the short check eSpeak's
+    "thanks" and flite's "hello" set a light's brightness or colour at once (heard as
+    "study six", "hall yellow"), eSpeak's and Festival's "thank you" asked about it
+    (bench/false_help.py, these seeds). Now not understood: nothing is done or asked."""
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    listener.question.open = False
+    scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed)
+    heard = robustness.replay(Config(), scene.audio, False, listener)
+    assert heard.wakes, f"{voice.label}: the wake word was not heard"
+    assert heard.first is not None, f"{voice.label}: {said!r} not heard at all"
+    assert (heard.first.result.intent, heard.first.doubtful) == (None, False)
 
 
 @pytest.mark.parametrize("voice", corpus.VOICES_CI, ids=lambda v: v.label)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..nlu.help_answers import answer_intent_set, help_check_intent_set
-from ..nlu.intents import NOT_A_COMMAND, IntentSet, not_commands
+from ..nlu.intents import NOT_A_COMMAND, IntentSet, care_intents_yaml, not_commands
 from .fsg import Grammar, cached_grammar
 from .grammar import build_grammar
 from .lexicon import default_dictionary, dictionary_words, number_words
@@ -45,7 +45,7 @@ class AnswerGrammar:
     #: The help check's grammar and its FSG file.
     check: Grammar | None = None
     check_path: Path | None = None
-    #: The not-commands alone (put beside the commands' grammar for the short check).
+    #: The not-commands and greetings (put beside a sentence heard for the short check).
     not_commands: Grammar | None = None
 
 
@@ -75,23 +75,26 @@ def _compiled(language: str) -> tuple[Grammar, Grammar, Grammar, tuple[tuple[str
 
     grammar = build(answer_intent_set(language))
     check = build(help_check_intent_set(language))
-    not_commands = build(_not_command_intent_set(language))
+    not_commands = build(short_check_intent_set(language))
     phones = []
-    for word in sorted(grammar.words | check.words):
+    for word in sorted(grammar.words | check.words | not_commands.words):
         spelled = words.phones(word)
         if spelled:
             phones.append((word, " ".join(spelled)))
     return grammar, check, not_commands, tuple(phones)
 
 
-def _not_command_intent_set(language: str) -> IntentSet:
-    """The things said that are no command, alone (``NOT_A_COMMAND``)."""
+def short_check_intent_set(language: str) -> IntentSet:
+    """The things said that are no command and the greetings (``NOT_A_COMMAND``): what
+    the short check puts beside the sentence heard (understanding/short_check.py)."""
     import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
 
-    sentences = list(not_commands(language))
+    greetings = [str(t) for t in care_intents_yaml(language).get("greetings", ())]
     data = {
         "language": language.split("_", maxsplit=1)[0],
-        "intents": {NOT_A_COMMAND: {"data": [{"sentences": sentences}]}},
+        "intents": {
+            NOT_A_COMMAND: {"data": [{"sentences": [*not_commands(language), *greetings]}]}
+        },
     }
     intents = hassil.Intents.from_dict(data)
     return IntentSet(language, intents, dict(intents.slot_lists), (NOT_A_COMMAND,))
