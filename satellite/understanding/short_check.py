@@ -5,12 +5,12 @@ The commands' grammar has no "yes", "thanks" or "hello", and its search forces s
 words into the nearest command: "no" into a call for help, "thanks" or "hello" into
 "set the light to red". So any intent heard from short speech (its words span at most
 ``SHORT_CHECK_MAX_SPEECH_SECONDS``) in a quiet dry room, outside the help question, is
-searched again from its own mean, only over its words' span: a call for help with the
-help check's grammar (CallForHelp's sentences beside the not-commands), anything else
-with the commands' own grammar beside them (stt/answer_grammar.py). Heard there as no
-command, trusted with ``own_mean_shift`` more score than a care intent needs and
-``SHORT_CHECK_MARGIN`` (a call: ``HELP_CHECK_MARGIN``) per frame better than the
-intent itself was heard, it is
+searched again from the utterance's own mean: a call for help, the whole utterance,
+with the help check's grammar (CallForHelp's sentences beside the not-commands);
+anything else, only its words' span, with the sentence heard beside the not-commands
+and greetings (stt/answer_grammar.py). Heard there as no command, trusted with
+``own_mean_shift`` more score than a care intent needs and ``HELP_CHECK_MARGIN`` (a
+call) or ``SHORT_CHECK_MARGIN`` per frame better than the intent itself was heard, it is
 ``NOT_A_COMMAND``: not understood, nothing done, nothing handed to the LLM fallback. In
 a loud or reverberant room (where doubtful results are asked about anyway), or when the
 search cannot be made, the intent stands: a doubt never drops a request.
@@ -94,9 +94,12 @@ class ShortCheck:
         searches = self.applies(stt)
         if searches is None:
             return None
-        since = stt.words[0].start_seconds - SHORT_CHECK_PAD_SECONDS
+        since: float | None = stt.words[0].start_seconds - SHORT_CHECK_PAD_SECONDS
         until = min(heard_until, stt.words[-1].end_seconds + SHORT_CHECK_PAD_SECONDS)
         if intent == HELP:
+            # a call is searched whole, as its margin was measured: over the span, eSpeak's
+            # "hello" and "nope" heard as help were no longer caught (asked about instead)
+            since, until = None, heard_until
             if not searches.can_check:
                 return None
             searches.checking = CHECK_SEARCH
