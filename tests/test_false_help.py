@@ -6,7 +6,10 @@ command, most often "help": a false alarm to the caregivers. Things said that ar
 command ("yes", "no thanks", ...: ``not_commands`` in nlu/care_en.yaml) are the other
 half of a help check: a call for help heard in a quiet room is searched again with
 CallForHelp's sentences beside them, and one heard there as no command is not
-understood: nothing is done. A real call for help is still one. Checked on the
+understood: nothing is done. A real call for help is still one. Any other intent heard
+from a word or two ("thanks" as "set the study light to six") is searched again with
+the sentence heard beside the not-commands and greetings (understanding/short_check.py):
+"thanks" and "hello" do nothing, a short real command is still understood. Checked on the
 grammars, then with the real recognizer on synthesized speech after the wake word, then
 through the app.
 bench/false_help.py counts both per voice family and room.
