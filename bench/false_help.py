@@ -1,5 +1,5 @@
-"""False calls for help from short non-commands, and real calls for help, per voice
-family and room.
+"""Short non-commands heard as commands (a false call for help, another intent), real
+calls for help and short real commands, per voice family and room.
 
 Run on one core:  taskset -c 1 python bench/false_help.py [--all-voices] [--no-wake] [--name NAME]
 
@@ -15,8 +15,16 @@ listening on, as bench/help_answers.py hears them: in white and babble noise the
 word of flite's and Festival's voices is mostly not heard):
 
 - a non-command: a call for help sent at once (sure), asked about ("Do you need
-  help?", doubtful), another intent (sure or asked about), not understood, no wake;
-- a call for help: sent at once, asked about, lost (anything else), no wake.
+  help?", doubtful), another intent acted on at once (sure) or asked about, not
+  understood, no wake;
+- a call for help: sent at once, asked about, lost (anything else), no wake;
+- a short real command (``short_commands``: commands.tsv's of at most four words, not
+  calls for help): right at once, right but asked about, wrong intent, not understood,
+  no wake.
+
+And when each was decided: the first answer's frame less the end of the speech, ms of
+audio (replayed offline, not paced: the CPU a search costs is not in it; the median and
+the 95th percentile per kind).
 
 Writes bench/results/<NAME>.json (default ``false_help``) and prints the table.
 """
@@ -26,16 +34,23 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import peak_rss_mb, print_table, write_results
+from satellite.actions import AnswerDue
+from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
 from satellite.config import Config
+from satellite.events import WakeDetected
+from satellite.pipeline import build_pipeline
 from satellite.understanding import Understanding
-from tests import corpus, robustness
+from tests import corpus, robustness, synth
 from tests.understand import commands
 
 HELP = "CallForHelp"
@@ -69,11 +84,19 @@ MORE_CALLS = (
     "get my carer",
 )
 ROOMS = (corpus.Room("clean"), corpus.Room("white", 10.0), corpus.Room("babble", 10.0))
+#: What is said: non-commands, calls for help, short real commands.
+KINDS = ("non", "call", "short")
 
 
 def calls() -> list[str]:
     """Every real call for help heard: commands.tsv's and ``MORE_CALLS``."""
     return [text for text, intent, _ in commands() if intent == HELP] + list(MORE_CALLS)
+
+
+def short_commands() -> list[tuple[str, str]]:
+    """commands.tsv's commands of at most four words (calls for help left out), with
+    the intent each is."""
+    return [(t, i) for t, i, _ in commands() if i != HELP and len(t.split()) <= 4]
 
 
 def first_hearing(
@@ -83,17 +106,61 @@ def first_hearing(
     room: corpus.Room,
     seed: int,
     wake: bool = True,
-) -> tuple[bool, str | None, bool]:
-    """Whether the wake word was heard (with none said: True), and the intent and doubt
-    of the first hearing."""
+) -> tuple[bool, str | None, bool, float | None]:
+    """Whether the wake word was heard (with none said: True), the intent and doubt of
+    the first hearing, and when it was decided after the end of the speech (ms of audio;
+    None: nothing was)."""
     scene = robustness.scene(voice, text, room, seed=seed, wake=wake)
     understanding.question.open = False
-    heard = robustness.replay(Config(), scene.audio, not wake, understanding)
-    woke = bool(heard.wakes) or not wake
-    first = heard.first
+    understanding.reset()
+    pipeline = build_pipeline(Config(), continuous=not wake, understanding=understanding)
+    samples = np.clip(np.round(scene.audio), -32768, 32767).astype(np.int16)
+    woke = not wake
+    first: AnswerDue | None = None
+    decided = float(len(samples))
+    for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        chunk = AudioChunk.from_int16(
+            samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+        )
+        woke |= any(isinstance(e, WakeDetected) for e in pipeline.process(chunk))
+        due = [a for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
+        if due and first is None:
+            first, decided = due[0], float(offset + FRAME_SAMPLES)
+    pipeline.end_of_input()
     if first is None:
-        return woke, None, False
-    return woke, first.result.intent, first.doubtful
+        first = next((a for a in pipeline.take_actions() if isinstance(a, AnswerDue)), None)
+    if first is None:
+        return woke, None, False, None
+    after_ms = round(1000.0 * (decided - scene.command_end) / synth.RATE)
+    return woke, first.result.intent, first.doubtful, after_ms
+
+
+def meter_checks(understanding: Understanding) -> list[float]:
+    """The CPU each check's search costs from now on, ms, one entry per search (a search
+    from its own mean made while the recognizer searches a check's grammar)."""
+    hearing = understanding.hearing
+    searches = getattr(understanding.recognizer, "answer_searches", None)
+    inner = hearing.search_own_mean_steps
+    spent: list[float] = []
+
+    def metered(*args: Any, **kwargs: Any) -> Generator[None, None, Any]:
+        checking = searches is not None and bool(searches.checking)
+        steps = inner(*args, **kwargs)
+        cpu = 0.0
+        while True:
+            started = time.process_time()
+            try:
+                next(steps)
+            except StopIteration as done:
+                cpu += time.process_time() - started
+                if checking:
+                    spent.append(1000.0 * cpu)
+                return done.value
+            cpu += time.process_time() - started
+            yield
+
+    setattr(hearing, "search_own_mean_steps", metered)  # noqa: B010  (an instance's method)
+    return spent
 
 
 def non_command_outcome(woke: bool, intent: str | None, doubtful: bool) -> str:
@@ -102,7 +169,9 @@ def non_command_outcome(woke: bool, intent: str | None, doubtful: bool) -> str:
         return "no_wake"
     if intent == HELP:
         return "help_asked" if doubtful else "help_at_once"
-    return "not_understood" if intent is None else "other_intent"
+    if intent is None:
+        return "not_understood"
+    return "other_asked" if doubtful else "other_at_once"
 
 
 def call_outcome(woke: bool, intent: str | None, doubtful: bool) -> str:
@@ -114,31 +183,73 @@ def call_outcome(woke: bool, intent: str | None, doubtful: bool) -> str:
     return "lost"
 
 
+def short_outcome(woke: bool, intent: str | None, doubtful: bool, expected: str) -> str:
+    """What came of a short real command."""
+    if not woke:
+        return "no_wake"
+    if intent is None:
+        return "not_understood"
+    if intent != expected:
+        return "wrong"
+    return "asked" if doubtful else "right"
+
+
+def percentiles(values: list[float]) -> dict[str, float | int]:
+    """n, median and 95th percentile of ``values`` (ms)."""
+    if not values:
+        return {"n": 0}
+    return {
+        "n": len(values),
+        "p50": round(float(np.percentile(values, 50))),
+        "p95": round(float(np.percentile(values, 95))),
+    }
+
+
 def run(
-    voices: list[corpus.Voice], wake: bool = True, rooms: tuple[corpus.Room, ...] = ROOMS
+    voices: list[corpus.Voice],
+    wake: bool = True,
+    rooms: tuple[corpus.Room, ...] = ROOMS,
+    kinds: tuple[str, ...] = KINDS,
 ) -> dict[str, Any]:
     understanding = robustness.listener(Config())
+    checks_cpu = meter_checks(understanding)
     said_calls = calls()
+    shorts = short_commands()
     table: dict[str, dict[str, Any]] = {}
     heard: list[dict[str, Any]] = []
+    decided: dict[str, list[float]] = defaultdict(list)
+    check_ms: dict[str, list[float]] = defaultdict(list)
     cpu_started = time.process_time()
     for room in rooms:
         for family in corpus.FAMILIES:
             tally: Counter[str] = Counter()
             for voice in [v for v in voices if v.family == family]:
-                said = [(t, "non") for t in NON_COMMANDS] + [(t, "call") for t in said_calls]
-                for index, (text, kind) in enumerate(said):
-                    woke, intent, doubtful = first_hearing(
+                said = [(t, "non", "") for t in NON_COMMANDS]
+                said += [(t, "call", HELP) for t in said_calls]
+                said += [(t, "short", i) for t, i in shorts]
+                for index, (text, kind, expected) in enumerate(said):
+                    if kind not in kinds:
+                        continue
+                    checked = len(checks_cpu)
+                    woke, intent, doubtful, after_ms = first_hearing(
                         understanding, voice, text, room, index, wake
                     )
-                    judge = non_command_outcome if kind == "non" else call_outcome
-                    what = judge(woke, intent, doubtful)
+                    if kind == "non":
+                        what = non_command_outcome(woke, intent, doubtful)
+                    elif kind == "call":
+                        what = call_outcome(woke, intent, doubtful)
+                    else:
+                        what = short_outcome(woke, intent, doubtful, expected)
                     tally[f"{kind}_n"] += 1
                     tally[f"{kind}_{what}"] += 1
-                    if (kind, what) not in (("non", "not_understood"), ("call", "sent")):
+                    if after_ms is not None and woke:
+                        decided[f"{kind} | {family} | {room.label}"].append(after_ms)
+                    check_ms[f"{kind} | {family} | {room.label}"] += checks_cpu[checked:]
+                    if what not in ("not_understood", "sent", "right"):
                         heard.append(
                             {"voice": voice.label, "room": room.label, "said": text,
-                             "intent": intent, "doubtful": doubtful, "outcome": what}
+                             "intent": intent, "doubtful": doubtful, "outcome": what,
+                             "decided_after_ms": after_ms}
                         )  # fmt: skip
             table[f"{family} | {room.label}"] = dict(tally)
             print(f"  {family} / {room.label}: {dict(tally)}", flush=True)
@@ -148,7 +259,10 @@ def run(
         "rooms": [r.label for r in rooms],
         "non_commands": NON_COMMANDS,
         "calls": said_calls,
+        "short_commands": shorts,
         "table": table,
+        "decided_after_end_of_speech_ms": {k: percentiles(v) for k, v in decided.items()},
+        "check_cpu_ms": {k: percentiles(v) for k, v in check_ms.items()},
         "not_plain": heard,
         "cpu_seconds": round(time.process_time() - cpu_started, 1),
         "peak_rss_mb": peak_rss_mb(),
@@ -162,6 +276,9 @@ def main() -> None:
     parser.add_argument(
         "--rooms", nargs="*", metavar="ROOM", help="these rooms instead (e.g. reverb 'white 10 dB')"
     )
+    parser.add_argument(
+        "--kinds", nargs="*", choices=KINDS, default=list(KINDS), help="only these (seeds kept)"
+    )
     parser.add_argument("--name", default=None, help="bench/results/NAME.json")
     args = parser.parse_args()
     name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
@@ -172,19 +289,36 @@ def main() -> None:
             parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
     print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
-    data = run(voices, not args.no_wake, rooms)
-    non = ("help_at_once", "help_asked", "other_intent", "not_understood", "no_wake")
-    call = ("sent", "asked", "lost", "no_wake")
+    data = run(voices, not args.no_wake, rooms, tuple(args.kinds))
+    non = ("help_at_once", "help_asked", "other_at_once", "other_asked", "not_understood")
+    call = ("sent", "asked", "lost")
+    short = ("right", "asked", "wrong", "not_understood")
     rows = [
-        [*key.split(" | "), t.get("non_n", 0)]
+        [*key.split(" | "), t.get("non_n", 0) - t.get("non_no_wake", 0)]
         + [t.get(f"non_{w}", 0) for w in non]
-        + [t.get("call_n", 0)]
+        + [t.get("call_n", 0) - t.get("call_no_wake", 0)]
         + [t.get(f"call_{w}", 0) for w in call]
+        + [t.get("short_n", 0) - t.get("short_no_wake", 0)]
+        + [t.get(f"short_{w}", 0) for w in short]
         for key, t in data["table"].items()
     ]
     print_table(
-        ["family", "room", "non-commands", *non, "calls", *(f"call {w}" for w in call)], rows
-    )
+        ["family", "room", "non (woke)", *non, "calls (woke)", *(f"call {w}" for w in call),
+         "short (woke)", *(f"short {w}" for w in short)],
+        rows,
+    )  # fmt: skip
+    print("decided after the end of speech, ms of audio (p50 / p95):")
+    print_table(
+        ["kind | family | room", "n", "p50", "p95"],
+        [[k, v["n"], v.get("p50", "-"), v.get("p95", "-")]
+         for k, v in data["decided_after_end_of_speech_ms"].items()],
+    )  # fmt: skip
+    print("CPU of each check's search, ms (p50 / p95; n: searches):")
+    print_table(
+        ["kind | family | room", "n", "p50", "p95"],
+        [[k, v["n"], v.get("p50", "-"), v.get("p95", "-")]
+         for k, v in data["check_cpu_ms"].items()],
+    )  # fmt: skip
     print(f"cpu {data['cpu_seconds']} s, peak RSS {data['peak_rss_mb']} MB (machine shared)")
     print(write_results(name, data))
 

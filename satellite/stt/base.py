@@ -106,9 +106,10 @@ class SearchesInSteps(Protocol):
         """``search_whole``, a step at a time."""
 
     def search_own_mean_steps(
-        self, frames: Sequence[AudioChunk]
+        self, frames: Sequence[AudioChunk], mean_of: Sequence[AudioChunk] | None = None
     ) -> Generator[None, None, SttResult]:
-        """``search_own_mean``, a step at a time."""
+        """``search_own_mean``, a step at a time (``mean_of``: frames whose mean it starts
+        from, the utterance's when ``frames`` are only a span of it)."""
 
 
 @runtime_checkable

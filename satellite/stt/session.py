@@ -197,21 +197,31 @@ class HearingSession:
         if self.settings.hearing == "auto" and not self.denoised:
             yield from self._hear_again_denoised_steps(now_seconds)
 
-    def search_own_mean_steps(self, heard_until: float) -> Steps[SearchAside | None]:
+    def search_own_mean_steps(
+        self, heard_until: float, since: float | None = None
+    ) -> Steps[SearchAside | None]:
         """The utterance up to ``heard_until`` (heard as it was, raw or denoised) searched
-        again from its own cepstral mean: None when that is off, the recognizer cannot,
-        the room is loud (searching noise costs more, and the loud room's needs let
-        nothing through that way), the utterance is too long or the history lost it."""
+        again from its own cepstral mean (``since``: only its audio from then on, the span
+        of its words, from the whole utterance's mean): None when that is off, the
+        recognizer cannot, the room is loud (searching noise costs more, and the loud
+        room's needs let nothing through that way), the utterance is too long or the
+        history lost it."""
         recognizer = self.recognizer
         if not self.settings.own_mean_retry or not isinstance(recognizer, SearchesOwnMean):
             return None
         if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
             return None
-        frames = self._utterance_frames(heard_until, self.denoised)
-        if frames is None:
+        whole = self._utterance_frames(heard_until, self.denoised)
+        frames = whole
+        if whole is not None and since is not None:
+            frames = [f for f in whole if f.timestamp_seconds >= since - 1e-6]
+        if not whole or not frames:
             return None
         if isinstance(recognizer, SearchesInSteps):
-            steps = recognizer.search_own_mean_steps(frames)
+            if frames is whole:
+                steps = recognizer.search_own_mean_steps(frames)
+            else:  # a span of it, from the mean of the whole (sphinx.py)
+                steps = recognizer.search_own_mean_steps(frames, whole)
         else:
             steps = one_step(lambda: recognizer.search_own_mean(frames))
         heard, ms = yield from timed(steps)

@@ -217,16 +217,15 @@ class PocketSphinxRecognizer:
         """
         return run_through(self.search_own_mean_steps(frames))
 
-    def search_own_mean_steps(self, frames: Sequence[AudioChunk]) -> Steps[SttResult]:
-        """``search_own_mean``, a frame searched per step. No other use of the recognizer
-        may come between its steps (the frame loop's work queue sees to it)."""
+    def search_own_mean_steps(
+        self, frames: Sequence[AudioChunk], mean_of: Sequence[AudioChunk] | None = None
+    ) -> Steps[SttResult]:
+        """``search_own_mean`` a frame per step, from ``mean_of``'s mean (or ``frames``')."""
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
-        # searched aside: a streaming search is left as at a pause (``finish`` gives what
-        # it heard, ``resume`` searches its frames again)
-        self.pause()
+        self.pause()  # the streaming search is left as at a pause (``finish``, ``resume``)
         streaming = self._context, self._start_seconds
-        self._context = join_frames(frames)
+        self._context = join_frames(mean_of or frames)
         self._start_seconds = frames[0].timestamp_seconds
         self._begin(aside=True)
         yield

@@ -10,15 +10,11 @@ pause that ended the utterance early comes again at its end: what was worked out
 is kept in the utterance's record, not worked out again. An answer to the help question
 is read by the answers' templates (``begin``).
 
-The commands' grammar has no "yes" or "no thanks", and its search forced such words
-into the nearest command, most often "help". So a call for help heard in a quiet dry
-room, outside the question, is searched again from its own mean with the help check's
-grammar (CallForHelp's sentences beside the things said that are no command); heard
-there as no command, trusted with ``own_mean_shift`` more score than a call needs, it
+A word or two heard as any intent in a quiet dry room, outside the help question, is
+checked (short_check.py): searched again over its words' span beside the things said
+that are no command ("yes", "thanks", "hello"), and heard there clearly as one of them it
 is ``NOT_A_COMMAND``: settled at once as not understood (answers.py), not handed to the
-fallback, whose LLM made "I'm fine", "sorry" and "all right" calls for help. In a loud
-or reverberant room (asked about anyway) or when the search cannot be made, the call
-stands: a doubt about a call for help never drops it.
+fallback, whose LLM made "I'm fine", "sorry" and "all right" calls for help.
 """
 
 from __future__ import annotations
@@ -26,33 +22,18 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import TypeVar
 
 from ..nlu import trust
-from ..nlu.help_answers import HELP, answer_intent_set, help_check_intent_set
-from ..nlu.intents import NOT_A_COMMAND
+from ..nlu.help_answers import HELP, answer_intent_set
 from ..nlu.recognizer import IntentResult, TemplateRecognizer
 from ..stt.base import HearsAnswers, SttResult, confidence
 from ..stt.session import HearingSession, SearchAside
 from ..stt.settings import SttSettings
 from ..stt.steps import Steps, run_through
 from ..timing import ms_since
+from .short_check import ShortCheck
 
 _LOGGER = logging.getLogger(__name__)
-T = TypeVar("T")
-#: How much better per frame a not-command heard by the help check must score than the
-#: call for help the commands' search heard (log-likelihood against the phone loop).
-#: Measured: "no" / "nope" / eSpeak's "what" heard as help scored 10.8 / 4.3 / 6.3
-#: better as not-commands; eSpeak's "please call the nurse" in a reverberant room (its
-#: reverberation not judged) came out "i'm alright", 0.4 better.
-HELP_CHECK_MARGIN = 3.0
-#: Only a call whose words span at most this long is checked, s: the not-commands are a
-#: word or two, and the search delays the call by its length (below).
-HELP_CHECK_MAX_SPEECH_SECONDS = 1.0
-#: Frames the help check searches per step of the frame loop's budget: checked with the
-#: budget's 3 per frame, a call was answered 0.4-0.55 s later (0.68-0.83 s after the
-#: end of speech instead of 0.21-0.30 s, 12 calls in three voices).
-HELP_CHECK_FRAMES_PER_STEP = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +74,9 @@ class UtteranceRecord:
     reading: Reading | None = None
     own_mean: SearchedAgain | None = None
     other_way: SearchedAgain | None = None
-    #: A call for help (the streaming result) searched again with the help check's
-    #: grammar, and the not-command it came to (None: a call, or not trusted).
-    help_check: tuple[SttResult, Believed | None] | None = None
+    #: A streaming result from short speech searched again beside the not-commands
+    #: (short_check.py), and the not-command it came to (None: none, or not trusted).
+    short_check: tuple[SttResult, Believed | None] | None = None
 
     def own_mean_of(self, stt: SttResult) -> SearchAside | None:
         """The search from its own mean made for the streaming result ``stt``, if any."""
@@ -123,7 +104,7 @@ class Belief:
         #: The utterance in progress is heard with the answers' grammar.
         self.answering = False
         self._answer_templates: TemplateRecognizer | None = None
-        self._check_templates: TemplateRecognizer | None = None
+        self.short_check = ShortCheck(hearing, templates.intent_set.language, settings)
 
     @property
     def answer_templates(self) -> TemplateRecognizer:
@@ -170,12 +151,12 @@ class Belief:
     ) -> Steps[Believed]:
         """What a streaming result heard up to ``heard_until`` comes to, asked ``margin``
         more score than usual. Not trusted, it gives way to the utterance searched again
-        from its own mean, if that is trusted; a call for help is checked (see above).
+        from its own mean, if that is trusted; short speech is checked (see above).
         The searches are done a step at a time."""
         believed = yield from self._believe_steps(stt, heard_until, margin)
-        if believed.result.intent != HELP or self.answering:
+        if believed.result.intent is None or self.answering:
             return believed
-        return (yield from self._check_help(stt, believed, heard_until))
+        return (yield from self._check_short(stt, believed, heard_until))
 
     def _believe_steps(
         self, stt: SttResult, heard_until: float, margin: float = 0.0
@@ -217,63 +198,22 @@ class Belief:
             return True
         return (yield from self._hearings_agree(stt, result, heard_until))
 
-    def _check_help(
+    def _check_short(
         self, stt: SttResult, believed: Believed, heard_until: float
     ) -> Steps[Believed]:
-        """A call for help (``believed``, from the streaming result ``stt``) searched again
-        with the help check's grammar: ``NOT_A_COMMAND`` when it is heard there as no
-        command and trusted, else ``believed`` as it was (once per streaming result)."""
-        known = self.record.help_check
+        """An intent (``believed``, from the streaming result ``stt``) searched again
+        beside the not-commands: ``NOT_A_COMMAND`` when it is heard there as one, else
+        ``believed`` as it was (once per streaming result)."""
+        known = self.record.short_check
         if known is not None and known[0] is stt:
             return believed if known[1] is None else known[1]
-        recognizer = self.hearing.recognizer
-        loud = self.hearing.loud
-        words = stt.words
-        if (
-            loud
-            or not words
-            or words[-1].end_seconds - words[0].start_seconds > HELP_CHECK_MAX_SPEECH_SECONDS
-            or not isinstance(recognizer, HearsAnswers)
-            or not recognizer.answer_searches.can_check
-            or trust.reverberant(self.hearing.reverb_seconds, loud, self.settings)
-        ):
-            return believed
-        searches = recognizer.answer_searches
-        searches.checking = True
-        try:
-            search = yield from _bunched(
-                self.hearing.search_own_mean_steps(heard_until), HELP_CHECK_FRAMES_PER_STEP
-            )
-        finally:
-            searches.checking = False
+        assert believed.result.intent is not None
+        found = yield from self.short_check.check_steps(stt, believed.result.intent, heard_until)
         not_a_command = None
-        if search is not None:
-            _LOGGER.debug(
-                "Help check: %r (%s) heard again as %r", stt.text, stt.score_per_frame, search.heard
-            )
-            not_a_command = self._not_a_command(stt, search.heard, loud)
-        self.record.help_check = (stt, not_a_command)
+        if found is not None:
+            not_a_command = Believed(*found, True, self.settings.own_mean_shift)
+        self.record.short_check = (stt, not_a_command)
         return believed if not_a_command is None else not_a_command
-
-    def _not_a_command(self, call: SttResult, heard: SttResult, loud: bool) -> Believed | None:
-        """``heard`` (the help check's search) as ``NOT_A_COMMAND``, if it is one, scored
-        as a call for help would have to be with the search-again's shift and clearly
-        better than the ``call`` (``HELP_CHECK_MARGIN``); else None."""
-        if not heard.in_grammar:
-            return None
-        if self._check_templates is None:
-            language = self.templates.intent_set.language
-            self._check_templates = TemplateRecognizer(help_check_intent_set(language))
-        reading = self._check_templates.recognize(heard.text)
-        shift = self.settings.own_mean_shift
-        if (
-            reading.intent != NOT_A_COMMAND
-            or not trust.scored_enough(heard, IntentResult(HELP), loud, self.settings, shift)
-            or not _clearly_better(heard, call)
-        ):
-            return None
-        _LOGGER.info("Heard %r, searched again %r: no call for help", call.text, heard.text)
-        return Believed(heard, reading, True, shift)
 
     def _search_own_mean(self, stt: SttResult, heard_until: float) -> Steps[SttResult | None]:
         """The utterance searched again from its own mean, once per streaming result
@@ -310,23 +250,3 @@ class Belief:
                 "Loud room: %r heard the other way as %r; no device action", stt.text, other.text
             )
         return agreed
-
-
-def _clearly_better(heard: SttResult, call: SttResult) -> bool:
-    """Whether ``heard`` scored ``HELP_CHECK_MARGIN`` per frame better than ``call``
-    (without both scores: no)."""
-    if heard.score_per_frame is None or call.score_per_frame is None:
-        return False
-    return heard.score_per_frame >= call.score_per_frame + HELP_CHECK_MARGIN
-
-
-def _bunched(steps: Steps[T], size: int) -> Steps[T]:
-    """``steps`` ``size`` at a time (a step of the frame loop's budget does ``size``)."""
-    while True:
-        for _ in range(size):
-            try:
-                next(steps)
-            except StopIteration as done:
-                result: T = done.value
-                return result
-        yield
