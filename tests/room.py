@@ -16,6 +16,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.signal import fftconvolve
 
+from satellite.frontend.echo import echo_return_loss_enhancement
+
 Float = npt.NDArray[np.float64]
 RATE = 16000
 
@@ -71,6 +73,12 @@ class OverReply:
     cancelled: Float  # ``mic`` through the canceller, re-aligned with it
     start: int  # where the person's speech begins, samples
     end: int
+
+    def echo_taken_out_db(self, span: slice) -> float:
+        """The echo taken out over ``span``, dB (the person and the noise set aside)."""
+        return echo_return_loss_enhancement(
+            (self.mic - self.alone)[span], (self.cancelled - self.alone)[span]
+        )
 
 
 class Speaking:

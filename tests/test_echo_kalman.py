@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from satellite.config import ConfigError, validate
-from satellite.frontend.echo import EchoStage, echo_return_loss_enhancement
+from satellite.frontend.echo import EchoStage
 from satellite.frontend.echo_kalman import KalmanAdaptation
 from satellite.frontend.echo_mdf import MdfEchoCanceller
 from satellite.stages import build_stages
 from tests import synth
-from tests.room import Float, OverReply, Room, Speaking, level_db, scale_to
+from tests.room import Float, Room, Speaking, level_db, scale_to
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
 RATE = 16000
@@ -39,18 +39,11 @@ def person(replies: list[Float]) -> Float:
     return scale_to(said, level_db(replies[1]) - 6)
 
 
-def _taken_out(said: OverReply, span: slice) -> float:
-    """The echo taken out over ``span``, dB (the person and the noise set aside)."""
-    return echo_return_loss_enhancement(
-        (said.mic - said.alone)[span], (said.cancelled - said.alone)[span]
-    )
-
-
 def _second_after_one_second_of_echo(adaptation: str, room: Room, reply: Float) -> float:
     canceller = MdfEchoCanceller(adaptation=adaptation)
     said = Speaking(room, canceller.process, late=0).reply(reply)
     onset = int(room.delay_ms * RATE / 1000)
-    return _taken_out(said, slice(onset + RATE, onset + 2 * RATE))
+    return said.echo_taken_out_db(slice(onset + RATE, onset + 2 * RATE))
 
 
 def test_a_new_filter_takes_the_echo_out_sooner_than_with_nlms(replies: list[Float]) -> None:
@@ -78,7 +71,7 @@ def test_a_person_talking_over_the_first_reply_does_not_spoil_the_filter(
         speaking = Speaking(room, canceller.process, late=0)
         speaking.reply(replies[1], person, at=RATE)
         after = speaking.reply(replies[0])
-        left[adaptation] = _taken_out(after, slice(0, RATE))
+        left[adaptation] = after.echo_taken_out_db(slice(0, RATE))
     assert left["kalman"] >= 22.0, left
     assert left["kalman"] >= left["nlms"] + 6.0, left
 
@@ -99,7 +92,7 @@ def test_a_moved_speaker_is_learnt_again(replies: list[Float]) -> None:
             second = slice(start, start + RATE)
             louder = level_db(said.cancelled[second]) - level_db(said.mic[second])
             assert louder <= 0.5, (index, start / RATE, louder)
-    assert _taken_out(said, slice(RATE, len(said.mic))) >= 22.0
+    assert said.echo_taken_out_db(slice(RATE, len(said.mic))) >= 22.0
 
 
 class _Muted(Room):
@@ -122,9 +115,9 @@ def test_after_a_muted_speaker_the_room_is_still_learnt(replies: list[Float]) ->
     heard = Speaking(Room(20, 0.2), canceller.process, late=0)
     first = heard.reply(replies[1])
     end = len(replies[1])
-    assert _taken_out(first, slice(end - RATE, end)) >= 15.0
+    assert first.echo_taken_out_db(slice(end - RATE, end)) >= 15.0
     second = heard.reply(replies[0])
-    assert _taken_out(second, slice(RATE, len(replies[0]))) >= 25.0
+    assert second.echo_taken_out_db(slice(RATE, len(replies[0]))) >= 25.0
 
 
 def test_a_loud_near_end_shrinks_the_step() -> None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from satellite.frontend.echo import echo_return_loss_enhancement
 from satellite.frontend.echo_mdf import REPLAYS, MdfEchoCanceller
 from tests import synth
-from tests.room import Float, OverReply, Room, Speaking, level_db, scale_to
+from tests.room import Float, Room, Speaking, level_db, scale_to
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
 RATE = 16000
@@ -31,13 +30,6 @@ def replies() -> list[Float]:
     return [scale_to(synth.espeak(t, "en-us", 160).astype(np.float64), level) for t in TEXTS]
 
 
-def _taken_out(said: OverReply, span: slice) -> float:
-    """The echo taken out over ``span``, dB."""
-    return echo_return_loss_enhancement(
-        (said.mic - said.alone)[span], (said.cancelled - said.alone)[span]
-    )
-
-
 def _after_one_second_of_echo(room: Room, reply: Float, replays: int) -> tuple[float, float]:
     """A new filter's first reply: the echo taken out in the second after the echo's
     first second, and from there to the reply's end."""
@@ -45,8 +37,8 @@ def _after_one_second_of_echo(room: Room, reply: Float, replays: int) -> tuple[f
     said = Speaking(room, canceller.process, late=0).reply(reply)
     onset = int(room.delay_ms * RATE / 1000)
     return (
-        _taken_out(said, slice(onset + RATE, onset + 2 * RATE)),
-        _taken_out(said, slice(onset + RATE, len(reply))),
+        said.echo_taken_out_db(slice(onset + RATE, onset + 2 * RATE)),
+        said.echo_taken_out_db(slice(onset + RATE, len(reply))),
     )
 
 
@@ -75,7 +67,7 @@ def test_after_one_reply_in_a_new_room_the_next_has_the_echo_out_from_its_start(
     speaking.reply(replies[1])
     assert canceller.frames_replayed > 0
     said = speaking.reply(replies[2])
-    assert _taken_out(said, slice(0, RATE)) >= 25.0
+    assert said.echo_taken_out_db(slice(0, RATE)) >= 25.0
     assert not canceller.young  # learnt: no more replays, no more cost
     replayed = canceller.frames_replayed
     speaking.reply(replies[0])
@@ -102,4 +94,4 @@ def test_a_moved_speaker_is_learnt_again_quickly_and_never_runs_away(
             louder = level_db(said.cancelled[second]) - level_db(said.mic[second])
             assert louder <= 0.5, (index, start / RATE, louder)
     assert canceller.frames_replayed > replayed
-    assert _taken_out(said, slice(RATE, len(said.mic))) >= 22.0
+    assert said.echo_taken_out_db(slice(RATE, len(said.mic))) >= 22.0
