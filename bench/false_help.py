@@ -49,6 +49,7 @@ from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
 from satellite.config import Config
 from satellite.events import WakeDetected
 from satellite.pipeline import build_pipeline
+from satellite.stt.steps import timed
 from satellite.understanding import Understanding
 from tests import corpus, robustness, synth
 from tests.understand import commands
@@ -145,19 +146,10 @@ def meter_checks(understanding: Understanding) -> list[float]:
 
     def metered(*args: Any, **kwargs: Any) -> Generator[None, None, Any]:
         checking = searches is not None and bool(searches.checking)
-        steps = inner(*args, **kwargs)
-        cpu = 0.0
-        while True:
-            started = time.process_time()
-            try:
-                next(steps)
-            except StopIteration as done:
-                cpu += time.process_time() - started
-                if checking:
-                    spent.append(1000.0 * cpu)
-                return done.value
-            cpu += time.process_time() - started
-            yield
+        value, cpu_ms = yield from timed(inner(*args, **kwargs), clock=time.process_time)
+        if checking:
+            spent.append(cpu_ms)
+        return value
 
     setattr(hearing, "search_own_mean_steps", metered)  # noqa: B010  (an instance's method)
     return spent
