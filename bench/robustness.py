@@ -60,9 +60,7 @@ def run_commands(rooms: tuple[corpus.Room, ...], step: int) -> dict[str, Any]:
         started = time.perf_counter()
         for family in corpus.FAMILIES:
             tally = robustness.Tally()
-            members = [v for v in voices if v.family == family]
-            for index, (text, intent, slots) in enumerate(rows):
-                voice = members[index % len(members)]
+            for index, voice, (text, intent, slots) in corpus.in_turn(voices, family, rows):
                 what, heard = robustness.judge(
                     config, understanding, voice, text, room, intent, slots, index
                 )
@@ -86,10 +84,8 @@ def run_out_of_domain(rooms: tuple[corpus.Room, ...], step: int) -> dict[str, An
     table: dict[str, dict[str, Any]] = {}
     for room in rooms:
         for family in corpus.FAMILIES:
-            members = [v for v in voices if v.family == family]
             counts = {"n": 0, "device_switched": 0, "false_help": 0, "asked_again": 0}
-            for index, text in enumerate(sentences):
-                voice = members[index % len(members)]
+            for index, voice, text in corpus.in_turn(voices, family, sentences):
                 scene = robustness.scene(voice, text, room, index)
                 heard = robustness.replay(config, scene.audio, False, understanding)
                 acted = robustness.acted_on(heard.first)
@@ -107,10 +103,8 @@ def run_wake(rooms: tuple[corpus.Room, ...], step: int, hours_per_voice: float) 
     table: dict[str, dict[str, Any]] = {}
     for room in rooms:
         for family in corpus.FAMILIES:
-            members = [v for v in voices if v.family == family]
             woke: dict[str, int] = defaultdict(int)
-            for index, text in enumerate(rows):
-                voice = members[index % len(members)]
+            for index, voice, text in corpus.in_turn(voices, family, rows):
                 audio = robustness.scene(voice, text, room, index).audio
                 for hears in robustness.WAKE_INPUTS:
                     woke[hears] += bool(robustness.wake_hits(audio, hears))

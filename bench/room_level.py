@@ -81,11 +81,9 @@ def run(rooms: list[corpus.Room], step: int, against_room: bool) -> dict[str, An
     table: dict[str, Any] = {}
     for room in rooms:
         for family in corpus.FAMILIES:
-            members = [v for v in voices if v.family == family]
             tally: Counter[str] = Counter()
             lags: list[float] = []
-            for index, (text, intent, slots) in enumerate(rows):
-                voice = members[index % len(members)]
+            for index, voice, (text, intent, slots) in corpus.in_turn(voices, family, rows):
                 scene = robustness.scene(voice, text, room, index)
                 events, answers = _replay(config, understanding, scene.audio)
                 if not any(isinstance(e, WakeDetected) for e in events):

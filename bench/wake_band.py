@@ -169,11 +169,10 @@ def run_scenes(every: EveryForm, step: int) -> dict[str, Any]:
     table: dict[str, Any] = {}
     for room in ROOMS:
         for family in corpus.FAMILIES:
-            members = [v for v in voices if v.family == family]
             woke = dict.fromkeys(configurations(), 0)
             band: list[Any] = []
-            for index, text in enumerate(rows):
-                audio = robustness.scene(members[index % len(members)], text, room, index).audio
+            for index, voice, text in corpus.in_turn(voices, family, rows):
+                audio = robustness.scene(voice, text, room, index).audio
                 hits, peaks = heard(audio, every)
                 band += [(round(p, 3), sc) for p, sc in peaks if p > 0.2 and not hits]
                 for name, count in decide(hits, peaks).items():
@@ -270,10 +269,9 @@ def as_configured(step: int, hours_per_voice: float) -> dict[str, Any]:
     scenes: dict[str, Any] = {}
     for room in ROOMS:
         for family in corpus.FAMILIES:
-            members = [v for v in voices if v.family == family]
             alone = band = checked = 0
-            for index, text in enumerate(rows):
-                audio = robustness.scene(members[index % len(members)], text, room, index).audio
+            for index, voice, text in corpus.in_turn(voices, family, rows):
+                audio = robustness.scene(voice, text, room, index).audio
                 alone += bool(robustness.wake_hits(audio, "webrtc2"))
                 hits = robustness.wake_hits(audio, "webrtc2", band=BandCheck(timed, floor or 0))
                 band += bool(hits)

@@ -110,11 +110,10 @@ def run_scenes(stage: SecondStage, step: int) -> dict[str, Any]:
     table: dict[str, Any] = {}
     for room in ROOMS:
         for family in corpus.FAMILIES:
-            members = [v for v in voices if v.family == family]
             woke = dict.fromkeys(CUTOFFS, 0)
             confirmed = {c: [0] * len(THRESHOLDS) for c in CUTOFFS}
-            for index, text in enumerate(rows):
-                audio = robustness.scene(members[index % len(members)], text, room, index).audio
+            for index, voice, text in corpus.in_turn(voices, family, rows):
+                audio = robustness.scene(voice, text, room, index).audio
                 frames = robustness.wake_hits(audio, "webrtc2", cutoff=0.2, refractory_seconds=0)
                 for cutoff in CUTOFFS:
                     found = detections(frames, cutoff)

@@ -20,10 +20,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -123,6 +123,19 @@ ROOMS_CI = (Room("clean"), Room("white", 10.0), Room("babble", 10.0))
 def available(voices: Sequence[Voice]) -> list[Voice]:
     """The voices whose synthesiser is installed."""
     return [v for v in voices if v.available]
+
+
+T = TypeVar("T")
+
+
+def in_turn(
+    voices: Sequence[Voice], family: str, items: Sequence[T]
+) -> Iterator[tuple[int, Voice, T]]:
+    """``items`` with their index, each said by the next of ``family``'s ``voices`` in turn
+    (how the benches spread what is said over a family)."""
+    members = [v for v in voices if v.family == family]
+    for index, item in enumerate(items):
+        yield index, members[index % len(members)], item
 
 
 # --- speech -----------------------------------------------------------------------------
