@@ -30,13 +30,21 @@ class FeedbackSettings(Section):
     awake: str | None = option(
         None,
         check_optional(_TEXT),
-        "WAV played when the wake word is heard; null = the bundled one",
+        "WAV played before an announcement that asks for a chime (say's preannounce); "
+        "null = the bundled one. Not played on the wake word: with echo cancellation off "
+        "the recognizer would hear it over the person's first words",
     )
     done: str | None = option(
-        None, check_optional(_TEXT), "WAV played when a request was handled; null = the bundled one"
+        None,
+        check_optional(_TEXT),
+        "WAV played when a request is understood but its answer waits (for the follow-on "
+        "window or Home Assistant); null = the bundled one",
     )
     error: str | None = option(
-        None, check_optional(_TEXT), "WAV played when a request failed; null = the bundled one"
+        None,
+        check_optional(_TEXT),
+        "WAV for a failed request; null = the bundled one. Loaded and checked at start but "
+        'not played yet: failures are spoken ("Sorry, Home Assistant did not answer.")',
     )
 
 
