@@ -77,6 +77,9 @@ class EarlyCheck:
         #: A guess was queued in the silence going on now; one is waiting its turn; one
         #: has searched.
         self._asked = self._queued = self._guessed = False
+        #: How often the person spoke on after a guess was queued (a guess still waiting
+        #: its turn then is not made).
+        self._spoke_on = 0
 
     def begin(self, onset_seconds: float, following_on: bool) -> None:
         """An utterance whose speech began at ``onset_seconds``; a follow-on (its audio
@@ -93,6 +96,7 @@ class EarlyCheck:
         if silence_seconds <= 0:
             if self._asked:
                 self._asked = self._guessed = False
+                self._spoke_on += 1
                 self.hearing.queue(self._spoke_on_steps())
             return
         speech = now_seconds - silence_seconds - self._onset_seconds
@@ -101,7 +105,7 @@ class EarlyCheck:
             return
         if silence_seconds < early:
             self._asked = self._queued = True
-            self.hearing.queue(self._guess_steps(now_seconds))
+            self.hearing.queue(self._guess_steps(now_seconds, self._spoke_on))
 
     def pause(self) -> SttResult | None:
         """The recognizer's ``pause``, a guess on what it heard settled (``settle``)."""
@@ -138,10 +142,12 @@ class EarlyCheck:
         self._drop()
         self._asked = self._queued = self._guessed = False
 
-    def _guess_steps(self, now_seconds: float) -> Steps[None]:
-        """A guess at ``now_seconds`` (``_search_steps``); the next may be queued after it."""
+    def _guess_steps(self, now_seconds: float, spoke_on: int) -> Steps[None]:
+        """A guess at ``now_seconds`` (``_search_steps``) unless the person has spoken on
+        since it was queued (``spoke_on``); the next may be queued after it."""
         try:
-            self._guessed = yield from self._search_steps(now_seconds)
+            if spoke_on == self._spoke_on:
+                self._guessed = yield from self._search_steps(now_seconds)
         finally:
             self._queued = False
 
