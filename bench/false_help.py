@@ -1,7 +1,8 @@
 """Short non-commands heard as commands (a false call for help, another intent), real
 calls for help and short real commands, per voice family and room.
 
-Run on one core:  taskset -c 1 python bench/false_help.py [--all-voices] [--no-wake] [--name NAME]
+Run on one core:  taskset -c 1 python bench/false_help.py [--all-voices] [--no-wake]
+[--no-early] [--name NAME]
 
 A bare "yes", "no thanks" or "hello" said to the satellite after the wake word with no
 help question open is heard with the commands' grammar, which has no such words: it
@@ -32,6 +33,7 @@ Writes bench/results/<NAME>.json (default ``false_help``) and prints the table.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections import Counter, defaultdict
@@ -202,8 +204,10 @@ def run(
     wake: bool = True,
     rooms: tuple[corpus.Room, ...] = ROOMS,
     kinds: tuple[str, ...] = KINDS,
+    early: bool = True,
 ) -> dict[str, Any]:
     understanding = robustness.listener(Config())
+    understanding.early.enabled = early
     checks_cpu = meter_checks(understanding)
     said_calls = calls()
     shorts = short_commands()
@@ -256,6 +260,7 @@ def run(
         "decided_after_end_of_speech_ms": {k: percentiles(v) for k, v in decided.items()},
         "check_cpu_ms": {k: percentiles(v) for k, v in check_ms.items()},
         "not_plain": heard,
+        "early_check": dataclasses.asdict(understanding.early.tally),
         "cpu_seconds": round(time.process_time() - cpu_started, 1),
         "peak_rss_mb": peak_rss_mb(),
     }
@@ -271,6 +276,9 @@ def main() -> None:
     parser.add_argument(
         "--kinds", nargs="*", choices=KINDS, default=list(KINDS), help="only these (seeds kept)"
     )
+    parser.add_argument(
+        "--no-early", action="store_true", help="no checks begun in the trailing silence"
+    )
     parser.add_argument("--name", default=None, help="bench/results/NAME.json")
     args = parser.parse_args()
     name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
@@ -281,7 +289,7 @@ def main() -> None:
             parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
     print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
-    data = run(voices, not args.no_wake, rooms, tuple(args.kinds))
+    data = run(voices, not args.no_wake, rooms, tuple(args.kinds), not args.no_early)
     non = ("help_at_once", "help_asked", "other_at_once", "other_asked", "not_understood")
     call = ("sent", "asked", "lost")
     short = ("right", "asked", "wrong", "not_understood")
@@ -311,6 +319,12 @@ def main() -> None:
         [[k, v["n"], v.get("p50", "-"), v.get("p95", "-")]
          for k, v in data["check_cpu_ms"].items()],
     )  # fmt: skip
+    early = data["early_check"]
+    print(
+        f"checks begun early (in the trailing silence): {early['searched']} searched, "
+        f"{early['used']} used, {early['dropped']} thrown away "
+        f"({early['dropped_cpu_ms']:.0f} ms of CPU; --no-early: none begun)"
+    )
     print(f"cpu {data['cpu_seconds']} s, peak RSS {data['peak_rss_mb']} MB (machine shared)")
     print(write_results(name, data))
 

@@ -21,7 +21,7 @@ from satellite.nlu.events import Transcript
 from satellite.pipeline import build_pipeline
 from satellite.stt.base import SttResult
 from satellite.stt.hearing import MicHistory, hear_denoised, snr_db
-from satellite.stt.sphinx import word_score
+from satellite.stt.sphinx_scores import word_score
 from satellite.understanding import EARLY_ENDPOINT_REASON, Understanding, build_understanding
 from tests import synth
 from tests.fake_recognizer import Heard, decide, understanding_with

@@ -113,6 +113,20 @@ class SearchesInSteps(Protocol):
 
 
 @runtime_checkable
+class SearchesBeside(Protocol):
+    """A recognizer that can tell what its streaming search has heard so far and search
+    the utterance again from its own mean while the streaming search goes on."""
+
+    def partial(self) -> SttResult | None:
+        """What the streaming search has heard so far (not scored), the search going on."""
+
+    def search_beside_steps(
+        self, frames: Sequence[AudioChunk], mean_of: Sequence[AudioChunk] | None = None
+    ) -> Generator[None, None, SttResult]:
+        """``search_own_mean_steps`` with the streaming search left going on."""
+
+
+@runtime_checkable
 class HearsAnswers(Protocol):
     """A recognizer that can search the answers to the help question instead of the
     commands (nlu/help_answers.py, stt/answer_grammar.py)."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..audio.chunk import AudioChunk
 from .base import (
+    SearchesBeside,
     SearchesInSteps,
     SearchesOwnMean,
     SearchesWhole,
@@ -47,6 +48,15 @@ SPEECH_ONSET_SECONDS = 0.1
 OWN_MEAN_MAX_SECONDS = 4.0
 #: A word heard at a pause must begin this long before the speech ended, s.
 WORD_IN_SPEECH_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """How an utterance's room sounds (see ``HearingSession.room_at``)."""
+
+    loud: bool
+    #: An upper bound of its RT60, s (None: not judged).
+    reverb_seconds: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,28 +195,41 @@ class HearingSession:
         hears the utterance again, denoised (in ``auto``)."""
         if self._mic is None:
             return
-        spoken = self._mic.before(now_seconds + 1e-3, max(0.01, now_seconds - self._speech_seconds))
-        self.reverb_seconds = None if spoken is None else reverberation_seconds(spoken.samples)
-        if self.loud:
-            return
-        span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds) + LOUDNESS_LEAD_SECONDS
-        heard = self._mic.before(now_seconds + 1e-3, span)
-        if heard is None or snr_db(heard.samples) >= self.settings.denoise_below_db:
+        room = self.room_at(now_seconds)
+        self.reverb_seconds = room.reverb_seconds
+        if self.loud or not room.loud:
             return
         self.loud = True
         if self.settings.hearing == "auto" and not self.denoised:
             yield from self._hear_again_denoised_steps(now_seconds)
 
+    def room_at(self, now_seconds: float) -> Room:
+        """The room as ``judge_room_steps`` would judge it at ``now_seconds``, with nothing
+        changed (the room judged so far when the history cannot tell)."""
+        if self._mic is None:
+            return Room(self.loud, self.reverb_seconds)
+        spoken = self._mic.before(now_seconds + 1e-3, max(0.01, now_seconds - self._speech_seconds))
+        reverb = None if spoken is None else reverberation_seconds(spoken.samples)
+        if self.loud:
+            return Room(True, reverb)
+        span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds) + LOUDNESS_LEAD_SECONDS
+        heard = self._mic.before(now_seconds + 1e-3, span)
+        loud = heard is not None and snr_db(heard.samples) < self.settings.denoise_below_db
+        return Room(loud, reverb)
+
     def search_own_mean_steps(
-        self, heard_until: float, since: float | None = None
+        self, heard_until: float, since: float | None = None, beside: bool = False
     ) -> Steps[SearchAside | None]:
         """The utterance up to ``heard_until`` (heard as it was, raw or denoised) searched
         again from its own cepstral mean (``since``: only its audio from then on, the span
         of its words, from the whole utterance's mean): None when that is off, the
         recognizer cannot, the room is loud (searching noise costs more, and the loud
         room's needs let nothing through that way), the utterance is too long or the
-        history lost it."""
+        history lost it; ``beside``: the streaming search going on meanwhile, None when the
+        recognizer cannot)."""
         recognizer = self.recognizer
+        if beside and not isinstance(recognizer, SearchesBeside):
+            return None
         if not self.settings.own_mean_retry or not isinstance(recognizer, SearchesOwnMean):
             return None
         if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
@@ -217,7 +240,9 @@ class HearingSession:
             frames = [f for f in whole if f.timestamp_seconds >= since - 1e-6]
         if not whole or not frames:
             return None
-        if isinstance(recognizer, SearchesInSteps):
+        if beside and isinstance(recognizer, SearchesBeside):
+            steps = recognizer.search_beside_steps(frames, whole)
+        elif isinstance(recognizer, SearchesInSteps):
             if frames is whole:
                 steps = recognizer.search_own_mean_steps(frames)
             else:  # a span of it, from the mean of the whole (sphinx.py)

@@ -10,7 +10,9 @@ A third decoder, the grammar with default (narrow) beams, searches an utterance 
 when asked: in a loud room a device action must come out the same from the command heard
 the other way, raw or denoised (``search_whole``); in a quiet room a command the
 streaming search did not trust is searched from its own cepstral mean, with the phone
-loop (``search_own_mean``). All three load a dictionary of the grammar's own words.
+loop (``search_own_mean``; ``search_beside_steps``: the same with a fourth decoder, a
+phone loop of its own, so the streaming search goes on meanwhile). All of them load a
+dictionary of the grammar's own words; scores are worked out in sphinx_scores.py.
 While the help question is open (``answer_searches``) the two grammar decoders search
 the answers' grammar instead (stt/answer_grammar.py), a search of its own in each.
 """
@@ -23,20 +25,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
+from ..audio.chunk import AudioChunk, join_frames
 from ..errors import MissingDependencyError
 from .answer_grammar import AnswerGrammar, AnswerSearches
-from .base import SttResult, WordTiming, confidence
+from .base import SttResult
 from .cepstral_mean import MeanMeter, fresh_features
 from .fsg import Grammar
 from .settings import SttSettings
+from .sphinx_scores import heard_by, hyp_text, log_score
 from .steps import Steps, run_through
 
 _LOGGER = logging.getLogger(__name__)
 #: Beams wide enough for noisy input to reach the grammar's final state.
 WIDE_BEAMS = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80}
-_FILLERS = frozenset({"<s>", "</s>", "<sil>", "[NOISE]", "++NOISE++"})
-_FRAME_SECONDS = FRAME_MS / 1000.0
 
 
 def _decoder(model_dir: Path, dictionary: Path | None = None, **options: Any) -> Any:
@@ -80,6 +81,10 @@ class PocketSphinxRecognizer:
         self._phones = _decoder(model_dir, dictionary, **common)
         self._phones.add_allphone_file("free", None)
         self._phones.activate_search("free")
+        #: A phone loop for searches aside while the streaming search goes on.
+        self._beside_phones = _decoder(model_dir, dictionary, **common)
+        self._beside_phones.add_allphone_file("free", None)
+        self._beside_phones.activate_search("free")
         #: The grammar with default beams: searches again, paired with the phone loop
         #: (``search_own_mean``: it scores every senone as the phone loop does, or the
         #: scores could not be compared), and alone as a second opinion (``search_whole``).
@@ -89,6 +94,7 @@ class PocketSphinxRecognizer:
         #: Take the cepstral mean of a search's context (see ``fresh_features``).
         self._phone_meter = MeanMeter(self._phones, grammar)
         self._again_meter = MeanMeter(self._again, grammar)
+        self._beside_meter = MeanMeter(self._beside_phones, grammar)
         #: The grammar search the phone loop is paired with now.
         self._searching = self._grammar
         self._start_seconds = 0.0
@@ -194,7 +200,7 @@ class PocketSphinxRecognizer:
             check.process_raw(frame.samples, False, False)
             yield
         check.end_utt()
-        text = _hyp_text(check.hyp())
+        text = hyp_text(check.hyp())
         complete = bool(text) and self.answer_searches.grammar().accepts(text.split())
         return SttResult(text, 1.0 if complete else 0.0, (), complete)
 
@@ -248,19 +254,38 @@ class PocketSphinxRecognizer:
         self._searching.end_utt()
         self._phones.end_utt()
         self._active = False
-        hyp = self._searching.hyp()
-        text = _hyp_text(hyp)
-        words = tuple(self._words())
-        score = utterance_score(self._score_ratio(hyp), words, self.settings.word_weight)
-        complete = bool(text) and self.answer_searches.grammar().accepts(text.split())
-        in_grammar = complete and score is not None and score >= self.settings.rejection_threshold
-        return SttResult(
-            text,
-            0.0 if score is None else confidence(score - self.settings.rejection_threshold),
-            words,
-            in_grammar,
-            None if score is None else round(score, 3),
-        )
+        return self._heard_by(self._searching, self._phones, self._frames, self._start_seconds)
+
+    def _heard_by(self, grammar: Any, phones: Any | None, frames: int, start: float) -> SttResult:
+        accepts = self.answer_searches.grammar().accepts
+        return heard_by(grammar, phones, frames, start, accepts, self.settings)
+
+    def partial(self) -> SttResult | None:
+        """What the streaming search has heard so far, the search going on: its best
+        sentence and word timings, not scored (None: not searching, or ended at a pause)."""
+        if not self._active or self._ended is not None:
+            return None
+        return self._heard_by(self._searching, None, self._frames, self._start_seconds)
+
+    def search_beside_steps(
+        self, frames: Sequence[AudioChunk], mean_of: Sequence[AudioChunk] | None = None
+    ) -> Steps[SttResult]:
+        """``search_own_mean_steps`` with the streaming search left going on (the search
+        aside has a phone loop of its own): the same result."""
+        if not frames:
+            return SttResult("", 0.0, in_grammar=False)
+        again, phones = self._again, self._beside_phones
+        fresh_features((again, phones), self._beside_meter, join_frames(mean_of or frames))
+        self.answer_searches.start(again)
+        phones.start_utt()
+        yield
+        for frame in frames:
+            again.process_raw(frame.samples, False, False)
+            phones.process_raw(frame.samples, False, False)
+            yield
+        again.end_utt()
+        phones.end_utt()
+        return self._heard_by(again, phones, len(frames), frames[0].timestamp_seconds)
 
     def reset(self) -> None:
         if self._active:
@@ -272,37 +297,6 @@ class PocketSphinxRecognizer:
         self._ended = None
         self._heard = []
 
-    def _score_ratio(self, hyp: Any) -> float | None:
-        phones = self._phones.hyp()
-        if not hyp or not phones or not self._frames:
-            return None
-        grammar_score = _log(self._searching, hyp.score)
-        phone_score = _log(self._phones, phones.score)
-        if grammar_score is None or phone_score is None:
-            return None
-        return (grammar_score - phone_score) / self._frames
-
-    def _words(self) -> list[WordTiming]:
-        phones = [
-            (seg.start_frame, seg.end_frame, _log(self._phones, seg.ascore))
-            for seg in self._phones.seg() or ()
-        ]
-        out = []
-        for seg in self._searching.seg() or ():
-            if not seg.word or seg.word in _FILLERS or seg.word.startswith(("[", "(")):
-                continue
-            out.append(
-                WordTiming(
-                    seg.word.split("(")[0],
-                    round(self._start_seconds + seg.start_frame * _FRAME_SECONDS, 3),
-                    round(self._start_seconds + (seg.end_frame + 1) * _FRAME_SECONDS, 3),
-                    word_score(
-                        seg.start_frame, seg.end_frame, _log(self._searching, seg.ascore), phones
-                    ),
-                )
-            )
-        return out
-
 
 def nbest(recognizer: PocketSphinxRecognizer, limit: int = 40) -> list[tuple[str, float]]:
     """The best sentences of ``recognizer``'s streaming search over its last finished
@@ -312,60 +306,10 @@ def nbest(recognizer: PocketSphinxRecognizer, limit: int = 40) -> list[tuple[str
     for index, hyp in enumerate(decoder.nbest() or ()):
         if index >= limit:
             break
-        score = _log(decoder, hyp.score)
+        score = log_score(decoder, hyp.score)
         if hyp.hypstr and score is not None:
             out.append((hyp.hypstr.strip(), score))
     return out
-
-
-def utterance_score(
-    ratio: float | None, words: Sequence[WordTiming], word_weight: float
-) -> float | None:
-    """The per-frame ratio of the whole utterance, plus ``word_weight`` times that of
-    its second-worst word.
-
-    Speech from outside the domain forced into the grammar leaves several words that
-    fit far worse than the phone loop; over the whole utterance they are diluted by
-    the words that fit and by the silence around them. The second-worst word, not the
-    worst: one short word can fit badly in a good command.
-    """
-    if ratio is None:
-        return None
-    scores = sorted(w.score for w in words if w.score is not None)
-    if not scores or not word_weight:
-        return ratio
-    return ratio + word_weight * scores[min(1, len(scores) - 1)]
-
-
-def _hyp_text(hyp: Any) -> str:
-    """The words of a decoder's best hypothesis ("" when it has none)."""
-    return hyp.hypstr.strip() if hyp and hyp.hypstr else ""
-
-
-def _log(decoder: Any, probability: float) -> float | None:
-    """A score the Python API hands back as ``logmath.exp(int)``, in the log domain."""
-    try:
-        return float(decoder.logmath.log(probability))
-    except (ValueError, OverflowError):
-        return None
-
-
-def word_score(
-    start: int, end: int, grammar: float | None, phones: Sequence[tuple[int, int, float | None]]
-) -> float | None:
-    """A word's acoustic score in the grammar search against the phone loop's over the
-    same frames, per frame (a phone only partly inside the word counts pro rata)."""
-    if grammar is None:
-        return None
-    loop = 0.0
-    for phone_start, phone_end, score in phones:
-        overlap = min(end, phone_end) - max(start, phone_start) + 1
-        if overlap <= 0:
-            continue
-        if score is None:
-            return None
-        loop += score * overlap / (phone_end - phone_start + 1)
-    return round((grammar - loop) / (end - start + 1), 3)
 
 
 class OpenTranscriber:
@@ -383,4 +327,4 @@ class OpenTranscriber:
         self._decoder.start_utt()
         self._decoder.process_raw(audio.samples, False, True)
         self._decoder.end_utt()
-        return _hyp_text(self._decoder.hyp())
+        return hyp_text(self._decoder.hyp())

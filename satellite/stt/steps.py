@@ -40,6 +40,18 @@ def one_step(call: Callable[[], T]) -> Steps[T]:
     return result
 
 
+def bunched(steps: Steps[T], size: int) -> Steps[T]:
+    """``steps`` ``size`` at a time (a step of the frame loop's budget does ``size``)."""
+    while True:
+        for _ in range(size):
+            try:
+                next(steps)
+            except StopIteration as done:
+                result: T = done.value
+                return result
+        yield
+
+
 def timed(
     steps: Steps[T], clock: Callable[[], float] = time.perf_counter
 ) -> Steps[tuple[T, float]]:

@@ -51,6 +51,7 @@ from ..stt.steps import Steps
 from ..timing import ms_since
 from .answers import Answers, note_searches, transcript_of
 from .belief import Belief
+from .early_check import EarlyCheck
 from .report import UtteranceReport
 
 EARLY_ENDPOINT_REASON = "early_endpoint"
@@ -75,6 +76,7 @@ class Understanding:
         self.settings = settings or SttSettings()
         self.hearing = HearingSession(recognizer, self.settings)
         self.belief = Belief(self.hearing, templates, self.settings)
+        self.early = EarlyCheck(self.hearing, self.belief, self.settings)
         jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
         self.answers = Answers(self.settings, jobs)
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
@@ -136,6 +138,7 @@ class Understanding:
         if started:
             self._pause_token += 1
             following_on, answer = recorder.following_on, self.question.open
+            self.early.begin(started[-1].timestamp_seconds, following_on)
             self.hearing.queue(self._begin_steps(started[-1].utterance_id, following_on, answer))
             self.hearing.start(frame, recorder.frames, recorder.continuous, mic)
             self._listening = True
@@ -200,17 +203,15 @@ class Understanding:
 
     def _maybe_end_early(self, frame: AudioChunk, recorder: UtteranceRecorder) -> None:
         silence = recorder.quiet_since(frame.end_seconds)
+        self.early.on_frame(frame.end_seconds, silence)  # the checks begun early
         if silence <= 0:
             if self._checked_silence:  # speech again after a pause that did not end it
                 self._pause_token += 1  # (nor will it, if still being decided)
                 self.hearing.queue(self.hearing.resume_steps())
             self._checked_silence = False
             return
-        if (
-            self.early_endpoint_seconds <= 0
-            or self._checked_silence
-            or silence < self.early_endpoint_seconds
-        ):
+        early = self.early_endpoint_seconds
+        if early <= 0 or self._checked_silence or silence < early:
             return
         self._checked_silence = True
         self.hearing.queue(self._pause_steps(frame.end_seconds, silence, self._pause_token))
@@ -219,7 +220,7 @@ class Understanding:
         """Whether the utterance ends at the pause ``silence`` long at ``now``: when what
         was heard is a whole command, believed with the early endpoint's margin."""
         yield from self.hearing.judge_room_steps(now)
-        heard = self.recognizer.pause()
+        heard = self.early.pause()
         if heard is None:
             return
         margin = self.settings.early_endpoint_margin
@@ -243,7 +244,7 @@ class Understanding:
         started = time.perf_counter()
         yield from self.hearing.judge_room_steps(utterance.timestamp_seconds)
         report.loud, report.reverb_seconds = self.hearing.loud, self.hearing.reverb_seconds
-        streamed = self.recognizer.finish()
+        streamed = self.early.finish()
         report.timings_ms["stt_finish"] = ms_since(started)
         started = time.perf_counter()
         self.belief.read(streamed)
@@ -301,6 +302,7 @@ class Understanding:
         """Drop the utterance in progress (the ones heard before it are decided first;
         their events come out at the next ``advance``)."""
         self.hearing.work.drop()
+        self.early.reset()
         self.recognizer.reset()
         self._listening = False
         self._checked_silence = False

@@ -19,7 +19,7 @@ search cannot be made, the intent stands: a doubt never drops a request.
 from __future__ import annotations
 
 import logging
-from typing import TypeVar
+from dataclasses import dataclass
 
 from ..nlu import trust
 from ..nlu.help_answers import HELP, help_check_intent_set
@@ -29,10 +29,9 @@ from ..stt.answer_grammar import CHECK_SEARCH, AnswerSearches, short_check_inten
 from ..stt.base import HearsAnswers, SttResult
 from ..stt.session import HearingSession
 from ..stt.settings import SttSettings
-from ..stt.steps import Steps
+from ..stt.steps import Steps, bunched
 
 _LOGGER = logging.getLogger(__name__)
-T = TypeVar("T")
 #: How much better per frame a not-command heard by the help check must score than the
 #: call for help the commands' search heard (log-likelihood against the phone loop).
 #: Measured on calls searched from the utterance's start: "no" / "nope" / eSpeak's
@@ -60,6 +59,26 @@ SHORT_CHECK_PAD_SECONDS = 0.3
 SHORT_CHECK_FRAMES_PER_STEP = 3
 
 
+@dataclass(frozen=True, slots=True)
+class EarlySearch:
+    """The check's search made early, on what the streaming search had heard so far."""
+
+    #: The partial result it was made for.
+    of: SttResult
+    #: Whether it was a call for help's check (searched whole).
+    call: bool
+    heard: SttResult
+
+
+def same_words(one: SttResult, other: SttResult) -> bool:
+    """Whether two results heard the same words from the same frame (the check's span
+    starts there; its end is the audio searched, the last word's end moves as silence
+    comes in)."""
+    if one.text != other.text or not one.words or not other.words:
+        return False
+    return one.words[0].start_seconds == other.words[0].start_seconds
+
+
 class ShortCheck:
     """Searches short speech again beside the not-commands (see above)."""
 
@@ -67,6 +86,10 @@ class ShortCheck:
         self.hearing = hearing
         self.language = language
         self.settings = settings
+        #: Searches made so far (each ~0.2 s of CPU on one x86 core).
+        self.searches = 0
+        #: The search made early for a partial result (early_check.py), until used.
+        self.early: EarlySearch | None = None
         self._templates: dict[bool, TemplateRecognizer] = {}
 
     def applies(self, stt: SttResult) -> AnswerSearches | None:
@@ -90,7 +113,25 @@ class ShortCheck:
     ) -> Steps[tuple[SttResult, IntentResult] | None]:
         """What the streaming result ``stt``, read as ``intent``, heard up to
         ``heard_until`` comes to searched again: the not-command (its hearing and
-        reading) if it is one and trusted, else None. A step at a time."""
+        reading) if it is one and trusted, else None. A step at a time. The search made
+        early for the same words (``early``, see early_check.py) is used if there is one."""
+        call = intent == HELP
+        early, self.early = self.early, None
+        usable = early is not None and early.call == call and same_words(early.of, stt)
+        if early is not None and usable and self.applies(stt) is not None:
+            heard: SttResult | None = early.heard
+        else:
+            heard = yield from self.search_steps(stt, intent, heard_until)
+        if heard is None:
+            return None
+        return self._not_a_command(stt, heard, call)
+
+    def search_steps(
+        self, stt: SttResult, intent: str, heard_until: float, beside: bool = False
+    ) -> Steps[SttResult | None]:
+        """The check's search for ``stt`` read as ``intent``, over the audio up to
+        ``heard_until`` (``beside``: the streaming search going on meanwhile): what it
+        heard, or None when the check is not made."""
         searches = self.applies(stt)
         if searches is None:
             return None
@@ -106,13 +147,15 @@ class ShortCheck:
         elif not searches.check_short([w.word for w in stt.words]):
             return None
         try:
-            search = yield from _bunched(
-                self.hearing.search_own_mean_steps(until, since), SHORT_CHECK_FRAMES_PER_STEP
+            search = yield from bunched(
+                self.hearing.search_own_mean_steps(until, since, beside),
+                SHORT_CHECK_FRAMES_PER_STEP,
             )
         finally:
             searches.checking = None
         if search is None:
             return None
+        self.searches += 1
         heard = search.heard
         _LOGGER.debug(
             "Short check: %r (%s) heard again as %r (%s, %s) in %.1f ms",
@@ -123,7 +166,7 @@ class ShortCheck:
             "in the grammar" if heard.in_grammar else "not in the grammar",
             search.ms,
         )
-        return self._not_a_command(stt, heard, intent == HELP)
+        return heard
 
     def _not_a_command(
         self, said: SttResult, heard: SttResult, call: bool
@@ -157,15 +200,3 @@ def _clearly_better(heard: SttResult, said: SttResult, margin: float) -> bool:
     if heard.score_per_frame is None or said.score_per_frame is None:
         return False
     return heard.score_per_frame >= said.score_per_frame + margin
-
-
-def _bunched(steps: Steps[T], size: int) -> Steps[T]:
-    """``steps`` ``size`` at a time (a step of the frame loop's budget does ``size``)."""
-    while True:
-        for _ in range(size):
-            try:
-                next(steps)
-            except StopIteration as done:
-                result: T = done.value
-                return result
-        yield

@@ -1,0 +1,200 @@
+"""The checks of short speech begun early, while the utterance's trailing silence is
+still being waited out.
+
+A word or two heard as a command, and a call for help, are searched again before they
+are believed (short_check.py, ~0.2 s of CPU each). That search was made at the pause
+that may end the utterance (``early_endpoint_ms`` of silence), so its CPU came after the
+end of speech, before the first sound. At the first frame of trailing silence of short
+speech (at most ``GUESS_MAX_SPEECH_SECONDS``, not a follow-on, in a room that is not
+loud or reverberant there), what the streaming search has heard so far is read; if it
+is an intent that would be checked, the check's search is made at once over the audio
+so far, beside the streaming search, which goes on as before (a *guess*).
+
+When the pause (or the end of the utterance) comes, the check uses the guess's search if
+the streaming result heard the same words over the same span, and the room was judged
+the same (loud, reverberant); what the search heard is then judged against that result
+as before. Otherwise, and when the person speaks on, the guess is thrown away and the
+check is made as without it. ``tally`` counts the guesses and the ones thrown away,
+with the CPU they cost.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from ..nlu import trust
+from ..nlu.help_answers import HELP
+from ..stt.base import SearchesBeside, SttResult
+from ..stt.session import HearingSession
+from ..stt.settings import SttSettings
+from ..stt.steps import Steps, timed
+from .belief import Belief
+from .short_check import EarlySearch, same_words
+
+_LOGGER = logging.getLogger(__name__)
+#: Speech (onset to the end of speech, by the VAD) longer than this is not guessed on,
+#: s: only words spanning at most ``SHORT_CHECK_MAX_SPEECH_SECONDS`` (1 s) are checked.
+GUESS_MAX_SPEECH_SECONDS = 1.25
+
+
+@dataclass(slots=True)
+class EarlyTally:
+    """What the guesses came to (since the satellite started)."""
+
+    #: Guesses that searched (a check's search made early).
+    searched: int = 0
+    #: Of those, used by the pause or the end of the utterance.
+    used: int = 0
+    #: Of those, thrown away: the person spoke on, or the words or the room differed.
+    dropped: int = 0
+    #: The CPU of the guesses thrown away, ms (process time).
+    dropped_cpu_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Guess:
+    search: EarlySearch
+    reverberant: bool
+    cpu_ms: float
+
+
+class EarlyCheck:
+    """Guesses at short speech in its trailing silence (see above); ``enabled`` False:
+    never (the checks are made at the pause, as before)."""
+
+    def __init__(
+        self, hearing: HearingSession, belief: Belief, settings: SttSettings, enabled: bool = True
+    ) -> None:
+        self.hearing = hearing
+        self.belief = belief
+        self.settings = settings
+        self.enabled = enabled
+        self.tally = EarlyTally()
+        self._onset_seconds = 0.0
+        self._guess: _Guess | None = None
+        #: A guess was queued in the silence going on now; one is waiting its turn; one
+        #: has searched.
+        self._asked = self._queued = self._guessed = False
+        #: How often the person spoke on after a guess was queued (a guess still waiting
+        #: its turn then is not made).
+        self._spoke_on = 0
+
+    def begin(self, onset_seconds: float, following_on: bool) -> None:
+        """An utterance whose speech began at ``onset_seconds``; a follow-on (its audio
+        holds the utterance before it) is not guessed on. (A guess on the one before it
+        is settled when that one is decided, in turn.)"""
+        self._onset_seconds = onset_seconds if not following_on else float("inf")
+        self._asked = self._queued = self._guessed = False
+
+    def on_frame(self, now_seconds: float, silence_seconds: float) -> None:
+        """A frame of the utterance in speech, ``silence_seconds`` after its speech ended
+        (0: speaking): from the first frame of silence to the pause, a guess is queued
+        until one searches (what was heard so far is often half a sentence at first);
+        when the person speaks on after one, it is thrown away (in turn)."""
+        if silence_seconds <= 0:
+            if self._asked:
+                self._asked = self._guessed = False
+                self._spoke_on += 1
+                self.hearing.queue(self._spoke_on_steps())
+            return
+        speech = now_seconds - silence_seconds - self._onset_seconds
+        early = self.settings.early_endpoint_ms / 1000.0
+        if not self.enabled or self._guessed or self._queued or speech > GUESS_MAX_SPEECH_SECONDS:
+            return
+        if silence_seconds < early:
+            self._asked = self._queued = True
+            self.hearing.queue(self._guess_steps(now_seconds, self._spoke_on))
+
+    def pause(self) -> SttResult | None:
+        """The recognizer's ``pause``, a guess on what it heard settled (``settle``)."""
+        heard = self.hearing.recognizer.pause()
+        if heard is not None:
+            self.settle(heard)
+        return heard
+
+    def finish(self) -> SttResult:
+        """The recognizer's ``finish``, a guess on what it heard settled (``settle``)."""
+        heard = self.hearing.recognizer.finish()
+        self.settle(heard)
+        return heard
+
+    def settle(self, stt: SttResult) -> None:
+        """The pause (or the end) believes the streaming result ``stt`` now, the room
+        judged: a guess on the same words in the same room, still to be checked, is left
+        for the check to use, any other is thrown away. Once per guess."""
+        guess, self._guess = self._guess, None
+        if guess is None:
+            return
+        hearing = self.hearing
+        reverberant = trust.reverberant(hearing.reverb_seconds, hearing.loud, self.settings)
+        same_room = not hearing.loud and reverberant == guess.reverberant
+        checked = self.belief.short_check.applies(stt) is not None  # (its words' span)
+        if same_room and checked and same_words(guess.search.of, stt):
+            self.tally.used += 1
+            return
+        self.belief.short_check.early = None
+        self._count_dropped(guess)
+
+    def reset(self) -> None:
+        """Drop the utterance in progress (a guess on it is thrown away)."""
+        self._drop()
+        self._asked = self._queued = self._guessed = False
+
+    def _guess_steps(self, now_seconds: float, spoke_on: int) -> Steps[None]:
+        """A guess at ``now_seconds`` (``_search_steps``) unless the person has spoken on
+        since it was queued (``spoke_on``); the next may be queued after it."""
+        try:
+            if spoke_on == self._spoke_on:
+                self._guessed = yield from self._search_steps(now_seconds)
+        finally:
+            self._queued = False
+
+    def _search_steps(self, now_seconds: float) -> Steps[bool]:
+        """Read what the streaming search has heard up to ``now_seconds``; search it again
+        as the check will, if it is an intent to be checked and the room lets it be.
+        Whether it searched."""
+        hearing, belief = self.hearing, self.belief
+        recognizer = hearing.recognizer
+        if belief.answering or not isinstance(recognizer, SearchesBeside):
+            return False
+        room = hearing.room_at(now_seconds)
+        reverberant = trust.reverberant(room.reverb_seconds, room.loud, self.settings)
+        if hearing.loud or room.loud or reverberant:
+            return False  # no check will be made
+        heard = recognizer.partial()
+        if heard is None or not heard.text:
+            return False
+        intent = belief.reader.recognize(heard.text).intent
+        if intent is None:
+            return False
+        check = belief.short_check
+        searched, cpu_ms = yield from timed(
+            check.search_steps(heard, intent, now_seconds, beside=True), clock=time.process_time
+        )
+        if searched is None:
+            return False
+        self._drop()
+        self.tally.searched += 1
+        check.early = EarlySearch(heard, intent == HELP, searched)
+        self._guess = _Guess(check.early, reverberant, cpu_ms)
+        _LOGGER.debug("Guessed on %r at %.2f s (%.1f ms CPU)", heard.text, now_seconds, cpu_ms)
+        return True
+
+    def _spoke_on_steps(self) -> Steps[None]:
+        """The person spoke on after a guess: it is thrown away."""
+        self._drop()
+        return
+        yield
+
+    def _drop(self) -> None:
+        guess, self._guess = self._guess, None
+        if guess is not None:
+            self.belief.short_check.early = None
+            self._count_dropped(guess)
+
+    def _count_dropped(self, guess: _Guess) -> None:
+        self.tally.dropped += 1
+        self.tally.dropped_cpu_ms = round(self.tally.dropped_cpu_ms + guess.cpu_ms, 2)
+        _LOGGER.debug("Guess on %r thrown away", guess.search.of.text)

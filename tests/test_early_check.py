@@ -1,0 +1,143 @@
+"""The checks of short speech begun in its trailing silence (understanding/early_check.py):
+the same decisions, made sooner.
+
+A word or two heard as a command, and a call for help, are searched again before they
+are believed (understanding/short_check.py). That search used to start at the pause that
+may end the utterance, so its cost came after the end of speech; now it starts at the
+first frame of silence and the pause finds it done. Checked with the real recognizer on
+synthesized speech after the wake word, replayed frame by frame: when each utterance was
+decided is read in audio time (the frame that gave its answer), never on a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from satellite.actions import AnswerDue
+from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
+from satellite.config import Config
+from satellite.pipeline import build_pipeline
+from satellite.understanding import Understanding
+from tests import corpus, robustness, synth
+from tests.understand import FLOOR_RMS
+
+#: At most this long after the end of the speech an utterance checked early is decided,
+#: s of audio: the pause that ends it (``early_endpoint_ms``, 0.25 s after the VAD's end
+#: of speech) and a few frames. Checked at the pause, as before, it took 0.4 s or more.
+DECIDED_WITHIN_SECONDS = Config().stt.early_endpoint_ms / 1000.0 + 0.1
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The first answer owed, and when it came after the end of the speech (s of audio)."""
+
+    intent: str | None
+    #: What was heard (the words searched again, when those were believed).
+    text: str
+    doubtful: bool
+    after_seconds: float
+
+
+@pytest.fixture(scope="module")
+def listener() -> Iterator[Understanding]:
+    """Understanding that has heard one command (live normalisation starts cold)."""
+    understanding = robustness.listener(Config())
+    warm = robustness.scene(corpus.VOICES_CI[1], "what time is it", corpus.Room("clean"))
+    robustness.replay(Config(), warm.audio, False, understanding)
+    yield understanding
+
+
+def _decide(understanding: Understanding, audio: synth.Float, speech_end: int) -> Decided:
+    """``audio`` replayed after the wake word: its first answer and when it came."""
+    understanding.reset()
+    understanding.question.open = False
+    pipeline = build_pipeline(Config(), understanding=understanding)
+    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
+    for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        chunk = AudioChunk.from_int16(
+            samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+        )
+        pipeline.process(chunk)
+        due = [a for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
+        if due:
+            after = (offset + FRAME_SAMPLES - speech_end) / synth.RATE
+            result = due[0].result
+            return Decided(result.intent, result.text, due[0].doubtful, round(after, 3))
+    raise AssertionError("nothing was decided")
+
+
+def _both_ways(
+    understanding: Understanding, audio: synth.Float, speech_end: int
+) -> tuple[Decided, Decided]:
+    """What ``audio`` came to with the checks begun early, and without."""
+    try:
+        understanding.early.enabled = False
+        before = _decide(understanding, audio, speech_end)
+    finally:
+        understanding.early.enabled = True
+    return _decide(understanding, audio, speech_end), before
+
+
+@pytest.mark.parametrize(
+    ("voice", "said", "seed", "intent"),
+    [
+        (corpus.VOICES_CI[1], "help me", 2, "CallForHelp"),
+        (corpus.VOICES_CI[1], "hello", 8, None),
+        (corpus.VOICES_CI[1], "be quiet", 2, "Stop"),
+    ],
+    ids=lambda v: v.label if isinstance(v, corpus.Voice) else str(v),
+)
+def test_a_short_utterance_is_decided_the_same_at_the_pause(
+    listener: Understanding, voice: corpus.Voice, said: str, seed: int, intent: str | None
+) -> None:
+    """A call for help still goes out, flite's "hello" (heard as "hall yellow", a light's
+    colour) still switches nothing, a short command is still acted on: the same answer
+    as with the check made at the pause, but decided within ``DECIDED_WITHIN_SECONDS``
+    of the end of speech, where the check at the pause decided later. The guess was
+    used, not thrown away."""
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed)
+    tally = listener.early.tally
+    used = tally.used
+    early, before = _both_ways(listener, scene.audio, scene.command_end)
+    assert (early.intent, early.doubtful) == (before.intent, before.doubtful)
+    assert early.intent == intent
+    assert early.after_seconds <= DECIDED_WITHIN_SECONDS < before.after_seconds
+    assert tally.used == used + 1
+
+
+def test_a_guess_is_thrown_away_when_the_person_speaks_on(listener: Understanding) -> None:
+    """ "hello ... what time is it" with a short pause after "hello" (long enough for a
+    guess, too short to end the utterance): the guess on flite's "hello" (heard as "hall
+    yellow", checked: no command) is thrown away and counted, the search hears the whole
+    sentence again, and it comes to what it came to with no guess, when it did."""
+    voice = corpus.VOICES_CI[1]
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    parts = [
+        synth.silence(robustness.LEAD_SECONDS),
+        corpus.speak(voice, robustness.WAKE_PHRASE),
+        synth.silence(robustness.GAP_SECONDS),
+        corpus.speak(voice, "hello"),
+        synth.silence(0.12),
+        corpus.speak(voice, "what time is it"),
+    ]
+    speech_end = sum(len(p) for p in parts)
+    audio = np.concatenate([*parts, synth.silence(robustness.TAIL_SECONDS)])
+    audio = audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=3)
+    tally = listener.early.tally
+    dropped = tally.dropped
+    early, before = _both_ways(listener, audio.astype(np.float32), speech_end)
+    assert tally.dropped > dropped
+    assert tally.dropped_cpu_ms > 0
+    assert (early.intent, early.text, early.doubtful) == (
+        before.intent,
+        before.text,
+        before.doubtful,
+    )
+    assert "hello" not in early.text.split()
