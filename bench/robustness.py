@@ -30,8 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import yaml
+
 from bench.common import RESULTS, print_table, write_results
-from satellite.config import Config
+from satellite.config import Config, validate
 from tests import corpus, robustness
 from tests.understand import commands, lines
 
@@ -49,22 +51,52 @@ ROOMS = (
 WAKE_ROOMS = (corpus.Room("clean"), corpus.Room("reverb"), corpus.Room("babble", 10.0))
 
 
-def run_commands(rooms: tuple[corpus.Room, ...], step: int) -> dict[str, Any]:
-    config = Config()
+def _heard(answer: Any) -> dict[str, Any] | None:
+    """What one hearing came to, for the cases list."""
+    if answer is None:
+        return None
+    got = answer.result
+    return {"text": got.text, "intent": got.intent, "slots": got.slots,
+            "confidence": round(got.confidence, 3), "doubtful": answer.doubtful}  # fmt: skip
+
+
+def configured(settings: list[str]) -> Config:
+    """The default configuration with ``SECTION.KEY=VALUE`` settings (YAML values)."""
+    data: dict[str, Any] = {}
+    for setting in settings:
+        key, _, value = setting.partition("=")
+        *sections, name = key.split(".")
+        place = data
+        for section in sections:
+            place = place.setdefault(section, {})
+        place[name] = yaml.safe_load(value)
+    return validate(data, "--set")
+
+
+def run_commands(
+    rooms: tuple[corpus.Room, ...], step: int, wake: bool = True, config: Config | None = None
+) -> dict[str, Any]:
+    config = config or Config()
     understanding = robustness.listener(config)
     voices = corpus.available(corpus.VOICES_ALL)
     rows = commands()[::step]
     table: dict[str, dict[str, Any]] = {}
     mistakes: list[dict[str, Any]] = []
+    cases: list[dict[str, Any]] = []
     for room in rooms:
         started = time.perf_counter()
         for family in corpus.FAMILIES:
             tally = robustness.Tally()
             for index, voice, (text, intent, slots) in corpus.in_turn(voices, family, rows):
                 what, heard = robustness.judge(
-                    config, understanding, voice, text, room, intent, slots, index
+                    config, understanding, voice, text, room, intent, slots, index, wake
                 )
                 tally.add(what)
+                cases.append(
+                    {"room": room.label, "family": family, "voice": voice.label, "said": text,
+                     "intent": intent, "outcome": what, "first": _heard(heard.first),
+                     "again": _heard(heard.again)}
+                )  # fmt: skip
                 if what in (robustness.WRONG, robustness.FALSE_HELP) and heard.first:
                     got = heard.first.result
                     mistakes.append(
@@ -73,7 +105,7 @@ def run_commands(rooms: tuple[corpus.Room, ...], step: int) -> dict[str, Any]:
                     )  # fmt: skip
             table[f"{family} | {room.label}"] = tally.to_dict()
         print(f"  commands in {room.label}: {time.perf_counter() - started:.0f} s", flush=True)
-    return {"commands": len(rows), "table": table, "mistakes": mistakes}
+    return {"commands": len(rows), "table": table, "mistakes": mistakes, "cases": cases}
 
 
 def run_out_of_domain(rooms: tuple[corpus.Room, ...], step: int) -> dict[str, Any]:
@@ -150,6 +182,14 @@ def main() -> int:
         "--rooms", nargs="*", metavar="ROOM", help="only these rooms' commands (e.g. clean reverb "
         "'white 10 dB'); their rows replace those of an earlier run, the others are kept",
     )  # fmt: skip
+    parser.add_argument(
+        "--no-wake", action="store_true", help="commands said with listening on (no wake word)"
+    )
+    parser.add_argument("--name", default="robustness", help="results file name")
+    parser.add_argument(
+        "--set", nargs="*", default=[], metavar="SECTION.KEY=VALUE",
+        help="configuration changed from the default (e.g. stt.loud_shift=4)",
+    )  # fmt: skip
     args = parser.parse_args()
     rooms = corpus.ROOMS_ALL if args.full else ROOMS
     if args.rooms:
@@ -167,7 +207,7 @@ def main() -> int:
         )  # fmt: skip
         print(f"false wakes per hour ({wake['false_wakes']['hours']} h):", wake["false_wakes"])
     if "commands" not in args.skip:
-        results["commands"] = run_commands(rooms, args.step)
+        results["commands"] = run_commands(rooms, args.step, not args.no_wake, configured(args.set))
         print_table(
             ["family", "room", "n", *(f"{w} %" for w in robustness.OUTCOMES)],
             device_rows(results["commands"]),
@@ -181,7 +221,7 @@ def main() -> int:
             [[k, *r.values()] for k, r in results["out_of_domain"]["table"].items()],
         )
     # the parts run now replace those of an earlier run; the others are kept
-    earlier = RESULTS / "robustness.json"
+    earlier = RESULTS / f"{args.name}.json"
     merged: dict[str, Any] = json.loads(earlier.read_text()) if earlier.exists() else {}
     merged.pop("machine", None)
     if args.rooms and "commands" in results and "commands" in merged:
@@ -189,11 +229,15 @@ def main() -> int:
         kept["table"].update(results["commands"]["table"])
         kept["mistakes"] = [m for m in kept["mistakes"] if m["room"] not in args.rooms]
         kept["mistakes"] += results["commands"]["mistakes"]
+        kept["cases"] = [c for c in kept.get("cases", []) if c["room"] not in args.rooms]
+        kept["cases"] += results["commands"]["cases"]
         results["commands"] = kept
     merged.update(results)
     merged["voices"] = [v.label for v in corpus.available(corpus.VOICES_ALL)]
     merged["command_step"] = args.step
-    print(write_results("robustness", merged))
+    merged["wake_word"] = not args.no_wake
+    merged["settings"] = args.set
+    print(write_results(args.name, merged))
     return 0
 
 

@@ -84,6 +84,8 @@ class Heard:
     wakes: list[float] = field(default_factory=list)
     intents: list[IntentRecognized] = field(default_factory=list)
     answers: list[AnswerDue] = field(default_factory=list)
+    #: The answer owed to the command said again, when the satellite asked (``judge``).
+    again: AnswerDue | None = None
 
     @property
     def first(self) -> AnswerDue | None:
@@ -163,17 +165,20 @@ def judge(
     expected: str | None,
     slots: dict[str, Any],
     seed: int,
+    wake: bool = True,
 ) -> tuple[str, Heard]:
-    """A command after the wake word in ``room``, said again (another take of the noise)
-    when the satellite asks once more: its outcome and the first hearing."""
-    heard = replay(config, scene(voice, command, room, seed).audio, False, understanding)
-    if not heard.wakes:
+    """A command after the wake word in ``room`` (``wake`` False: said with listening on,
+    no wake word), said again (another take of the noise) when the satellite asks once
+    more: its outcome and the first hearing (``Heard.again``: the second one, if any)."""
+    heard = replay(config, scene(voice, command, room, seed, wake).audio, not wake, understanding)
+    if wake and not heard.wakes:
         return NO_WAKE, heard
     first = heard.first
     if first is None or not first.doubtful or first.result.intent is None:
         return outcome(acted_on(first), expected, slots), heard
-    again_scene = scene(voice, command, room, seed + 1000)
-    again = replay(config, again_scene.audio, False, understanding).first
+    again_scene = scene(voice, command, room, seed + 1000, wake)
+    again = replay(config, again_scene.audio, not wake, understanding).first
+    heard.again = again
     result = outcome(acted_on(first, again), expected, slots)
     return (RIGHT_AFTER_ASKING if result == RIGHT else result), heard
 

@@ -14,11 +14,15 @@ import math
 import numpy as np
 
 from ..audio.chunk import AudioChunk, join_frames
+from ..errors import MissingDependencyError
 
 #: The loudest frames that stand for the speech level, and the share of the quietest
 #: frames that stands for the noise floor.
 _LOUDEST_FRAMES = 5
 _QUIET_SHARE = 0.3
+#: The room before an utterance a suppressor heard again from a fresh start learns the
+#: noise from (``stt.other_way``), s.
+SETTLE_SECONDS = 1.0
 
 
 class MicHistory:
@@ -80,6 +84,46 @@ def hear_denoised(mode: str, audio: bytes, below_db: float) -> bool:
     if mode != "auto":
         return mode == "denoised"
     return snr_db(audio) < below_db
+
+
+def denoised_again(frames: list[AudioChunk], other_way: str) -> list[AudioChunk]:
+    """``frames`` of the microphone denoised by ``other_way`` (stt.other_way: ``webrtcN``,
+    WebRTC at level N, from a fresh start: lead it with some of the room before the
+    speech, for it to learn the noise from)."""
+    try:
+        from webrtc_noise_gain import AudioProcessor  # noqa: PLC0415
+    except ImportError as err:
+        raise MissingDependencyError("webrtc-noise-gain", None, "stt.other_way") from err
+    processor = AudioProcessor(0, int(other_way.removeprefix("webrtc")))
+    return [
+        AudioChunk(f.rate_hz, f.width_bytes, f.channels, processor.Process10ms(f.samples).audio,
+                   f.timestamp_seconds)
+        for f in frames
+    ]  # fmt: skip
+
+
+def other_way_frames(
+    mic: MicHistory,
+    first_seconds: float,
+    now_seconds: float,
+    other_way: str,
+    context_seconds: float,
+) -> tuple[list[AudioChunk], AudioChunk | None] | None:
+    """An utterance from ``first_seconds`` to ``now_seconds`` and the ``context_seconds``
+    before it (0: none) denoised again from the raw microphone (``denoised_again``),
+    which first hears ``SETTLE_SECONDS`` more of the room; None when the history no
+    longer holds it all."""
+    lead = context_seconds + SETTLE_SECONDS
+    raw = mic.frames(first_seconds - lead, now_seconds + 1e-3)
+    if not raw or raw[0].timestamp_seconds > first_seconds + 1e-3:
+        return None
+    heard = denoised_again(raw, other_way)
+    first = first_seconds - 1e-6
+    frames = [f for f in heard if f.timestamp_seconds >= first]
+    before = [f for f in heard if first - context_seconds <= f.timestamp_seconds < first]
+    if not frames:
+        return None
+    return frames, (join_frames(before) if context_seconds and before else None)
 
 
 def _key(frame: AudioChunk) -> float:

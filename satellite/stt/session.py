@@ -24,7 +24,7 @@ from .base import (
     SpeechRecognizer,
     SttResult,
 )
-from .hearing import MicHistory, hear_denoised, snr_db
+from .hearing import MicHistory, hear_denoised, other_way_frames, snr_db
 from .reverberation import reverberation_seconds
 from .steps import Steps, WorkQueue, one_step, timed
 
@@ -256,7 +256,7 @@ class HearingSession:
         """The utterance up to ``heard_until`` heard the other way (raw if it was heard
         denoised, and the other way round), searched whole: None when the recognizer
         cannot or the history no longer holds all of it."""
-        heard = self._utterance_audio(heard_until, not self.denoised)
+        heard = self._other_way_audio(heard_until)
         recognizer = self.recognizer
         if heard is None or not isinstance(recognizer, SearchesWhole):
             return None
@@ -275,6 +275,21 @@ class HearingSession:
             return
         self.denoised = True
         yield from self._search_steps(self._first_seconds, *heard)
+
+    def _other_way_audio(
+        self, now_seconds: float
+    ) -> tuple[list[AudioChunk], AudioChunk | None] | None:
+        """The utterance and its context heard the other way: raw if it was heard
+        denoised (or ``stt.other_way``: denoised again from the raw microphone), denoised
+        if raw."""
+        other_way = self.settings.other_way
+        if not self.denoised or other_way == "raw" or self._mic is None:
+            return self._utterance_audio(now_seconds, not self.denoised)
+        # with the room before it as context even with no wake word before it: the
+        # search's mean, left where the last utterance took it, misheard a loud room
+        return other_way_frames(
+            self._mic, self._first_seconds, now_seconds, other_way, CONTEXT_SECONDS
+        )
 
     def _utterance_audio(
         self, now_seconds: float, denoised: bool

@@ -18,6 +18,9 @@ from ..config_base import (
 
 STT_ENGINES = ("pocketsphinx", "faster_whisper", "whisper_cpp", "vosk")
 STT_INPUTS = ("auto", "raw", "denoised")
+#: What a loud room's command is heard as the other way (``agree_when_loud``): the
+#: microphone as it was, or denoised again by WebRTC at this level (1-4).
+OTHER_WAYS = ("raw", "webrtc1", "webrtc2", "webrtc3", "webrtc4")
 #: What a speaker may be called: it names a folder.
 SPEAKER_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}"
 
@@ -65,6 +68,12 @@ class SttSettings(Section):
         True,
         check_boolean,
         "In a loud room a device action needs the raw and the denoised hearing to agree",
+    )
+    other_way: str = option(
+        "webrtc2",
+        check_choice(OTHER_WAYS),
+        "What a command heard denoised in a loud room is heard again as, to agree "
+        "(agree_when_loud): raw, or the microphone denoised by WebRTC (webrtc1-webrtc4)",
     )
     ask_again_when_loud: bool = option(
         True,
