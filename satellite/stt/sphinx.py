@@ -27,7 +27,7 @@ from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
 from ..errors import MissingDependencyError
 from .answer_grammar import AnswerGrammar, AnswerSearches
 from .base import SttResult, WordTiming, confidence
-from .cepstral_mean import MeanMeter, fresh_features
+from .cepstral_mean import MeanMeter, RecentSpeech, fresh_features
 from .fsg import Grammar
 from .settings import SttSettings
 from .steps import Steps, run_through
@@ -89,6 +89,7 @@ class PocketSphinxRecognizer:
         #: Take the cepstral mean of a search's context (see ``fresh_features``).
         self._phone_meter = MeanMeter(self._phones, grammar)
         self._again_meter = MeanMeter(self._again, grammar)
+        self.recent_speech = RecentSpeech(seconds=0.0)  # off: see RecentSpeech
         #: The grammar search the phone loop is paired with now.
         self._searching = self._grammar
         self._start_seconds = 0.0
@@ -112,9 +113,8 @@ class PocketSphinxRecognizer:
         """Start the phone loop and a grammar search: the streaming one (wide beams), or
         ``aside`` the one that searches again (default beams)."""
         grammar = self._again if aside else self._grammar
-        # without a context, the mean live normalisation has reached carries on
-        phones = self._phones
-        fresh_features((grammar, phones), self._phone_meter, self._context, self._grammar.get_cmn())
+        context = self._context or self.recent_speech.audio()  # none: live CMN's mean
+        fresh_features((grammar, self._phones), self._phone_meter, context, self._grammar.get_cmn())
         self._searching = grammar
         self.answer_searches.start(grammar)
         self._phones.start_utt()
@@ -239,6 +239,7 @@ class PocketSphinxRecognizer:
 
     def finish(self) -> SttResult:
         ended = self._ended if self._ended is not None else self._end()
+        self.recent_speech.add(self._heard)
         self.reset()
         return ended
 
