@@ -14,6 +14,7 @@ own recognizer (its cepstral mean carries over from one hearing to the next).
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo_words \
         [--every N] [--all-rooms] [--engines speex,mdf,mdf-residual] [--skip-uncancelled]
+        [--mean-from live|speech]
 
 Writes bench/results/echo_words.json (``--name``) and prints a table per voice family x
 room.
@@ -34,6 +35,8 @@ from satellite.frontend.echo_engines import (
     EchoCanceller,
 )
 from satellite.frontend.echo_mdf import MdfEchoCanceller
+from satellite.stt.cepstral_mean import RecentSpeech
+from satellite.stt.sphinx import PocketSphinxRecognizer
 from tests import corpus, robustness
 from tests.echo_words import Hearing, cut, hear
 from tests.room import Float, Room, Speaking, level_db, scale_to
@@ -85,6 +88,13 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--skip-uncancelled", action="store_true", help="not the raw microphone (saves 1/4)"
     )
+    parser.add_argument(
+        "--mean-from",
+        choices=("live", "speech"),
+        default="live",
+        help="where a search starts its cepstral mean: live normalisation (the default) "
+        "or the last speech heard (RecentSpeech)",
+    )
     parser.add_argument("--name", default="echo_words", help="bench/results/<name>.json")
     return parser.parse_args()
 
@@ -97,6 +107,9 @@ def main() -> None:
     # one recognizer per condition: its cepstral mean carries from one hearing to the
     # next, and should carry only over audio of the same kind
     listeners = {condition: robustness.listener(config) for condition in conditions}
+    for listener in listeners.values():
+        if args.mean_from == "speech" and isinstance(listener.recognizer, PocketSphinxRecognizer):
+            listener.recognizer.recent_speech = RecentSpeech()
     satellite = corpus.Voice("espeak", "en-us", 160)
     reply = scale_to(corpus.speak(satellite, REPLY).astype(np.float64), REPLY_LEVEL_DB)
     earlier = scale_to(corpus.speak(satellite, EARLIER).astype(np.float64), REPLY_LEVEL_DB)
@@ -174,6 +187,7 @@ def main() -> None:
             "reply_seconds": round(len(reply) / RATE, 2),
             "at_seconds": AT_SECONDS,
             "engines": engines,
+            "mean_from": args.mean_from,
             "shared_machine": True,
             "cpu_seconds": round(time.process_time() - started, 1),
             "rows": rows,

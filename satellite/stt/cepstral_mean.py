@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Sequence
 from typing import Any
 
-from ..audio.chunk import AudioChunk
+import numpy as np
+
+from ..audio.chunk import AudioChunk, join_frames
 from .fsg import Grammar
 
 #: The name of the one-word search that takes a mean.
@@ -47,6 +50,55 @@ class MeanMeter:
         finally:
             if self._search is not None:
                 decoder.activate_search(self._search)
+
+
+class RecentSpeech:
+    """The speech of the last utterances heard (their frames well above their own quiet),
+    for a search with no wake word before it to take its mean from, instead of the mean
+    live normalisation reached (see ``fresh_features``). Off by default (README, echo).
+
+    Over a reply, an utterance the VAD opens on what the canceller left of the reply holds
+    that residual and the room's noise before the person: the live mean sinks towards
+    them (its energy, c0, 48 against 54 for the person alone, bench/echo_words.py with
+    the Kalman gain) and the next search takes the residual for words ("for me" before a
+    command). The speech alone does not sink; in a quiet room it costs commands (their
+    first words lost) and lets more out-of-domain speech into the grammar.
+    """
+
+    def __init__(self, seconds: float = 1.5, above_quiet_db: float = 10.0) -> None:
+        """``seconds``: at most this much speech is kept, the latest (0: none, off);
+        ``above_quiet_db``: a frame is speech when this far above its utterance's quiet
+        (the 20th percentile of its frames' energy)."""
+        self.above_quiet_db = above_quiet_db
+        self._seconds = seconds
+        self._frames: collections.deque[AudioChunk] = collections.deque()
+        self._held_seconds = 0.0
+
+    def add(self, frames: Sequence[AudioChunk]) -> None:
+        """An utterance heard: keep its speech frames."""
+        if len(frames) < 2 or self._seconds <= 0:
+            return
+        energy_db = np.array([_energy_db(frame) for frame in frames])
+        loud = energy_db > float(np.percentile(energy_db, 20)) + self.above_quiet_db
+        for frame, speech in zip(frames, loud, strict=True):
+            if speech:
+                self._frames.append(frame)
+                self._held_seconds += frame.seconds
+        while self._frames and self._held_seconds - self._frames[0].seconds >= self._seconds:
+            self._held_seconds -= self._frames.popleft().seconds
+
+    def audio(self) -> AudioChunk | None:
+        """The speech kept, as one chunk (None before any)."""
+        return join_frames(list(self._frames)) if self._frames else None
+
+    def clear(self) -> None:
+        self._frames.clear()
+        self._held_seconds = 0.0
+
+
+def _energy_db(frame: AudioChunk) -> float:
+    samples = np.frombuffer(frame.samples, dtype="<i2").astype(np.float64)
+    return 10.0 * float(np.log10(float(np.mean(np.square(samples))) + 1.0))
 
 
 def fresh_features(

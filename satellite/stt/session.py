@@ -225,8 +225,7 @@ class HearingSession:
         of its words, from the whole utterance's mean): None when that is off, the
         recognizer cannot, the room is loud (searching noise costs more, and the loud
         room's needs let nothing through that way), the utterance is too long or the
-        history lost it; ``beside``: the streaming search going on meanwhile, None when the
-        recognizer cannot)."""
+        history lost it (``beside``: the streaming search goes on meanwhile, if it can)."""
         recognizer = self.recognizer
         if beside and not isinstance(recognizer, SearchesBeside):
             return None
@@ -276,20 +275,15 @@ class HearingSession:
         self.denoised = True
         yield from self._search_steps(self._first_seconds, *heard)
 
-    def _other_way_audio(
-        self, now_seconds: float
-    ) -> tuple[list[AudioChunk], AudioChunk | None] | None:
-        """The utterance and its context heard the other way: raw if it was heard
-        denoised (or ``stt.other_way``: denoised again from the raw microphone), denoised
-        if raw."""
-        other_way = self.settings.other_way
-        if not self.denoised or other_way == "raw" or self._mic is None:
-            return self._utterance_audio(now_seconds, not self.denoised)
-        # with the room before it as context even with no wake word before it: the
-        # search's mean, left where the last utterance took it, misheard a loud room
-        return other_way_frames(
-            self._mic, self._first_seconds, now_seconds, other_way, CONTEXT_SECONDS
-        )
+    def _other_way_audio(self, now: float) -> tuple[list[AudioChunk], AudioChunk | None] | None:
+        """The utterance and its context heard the other way: raw if heard denoised (or
+        ``stt.other_way``: denoised again from the raw microphone, with the room before it
+        as context even with no wake word: the mean the last utterance left misheard a
+        loud room), denoised if raw."""
+        way = self.settings.other_way
+        if not self.denoised or way == "raw" or self._mic is None:
+            return self._utterance_audio(now, not self.denoised)
+        return other_way_frames(self._mic, self._first_seconds, now, way, CONTEXT_SECONDS)
 
     def _utterance_audio(
         self, now_seconds: float, denoised: bool
