@@ -167,3 +167,26 @@ def test_the_first_hearing_decides_when_the_history_lost_the_utterance() -> None
     )
     assert done == "HassTurnOn"
     assert recognizer.searched == []
+
+
+@pytest.mark.parametrize(
+    ("other", "agree_home_intents", "done", "searched"),
+    [
+        ("is the kitchen light on", True, "HassGetState", True),  # the same both ways
+        ("", True, None, True),  # nothing heard the other way: refused
+        ("", False, "HassGetState", False),  # the setting off: not heard again
+    ],
+)
+def test_in_a_loud_room_home_intents_need_both_hearings_to_agree_too(
+    other: str, agree_home_intents: bool, done: str | None, searched: bool
+) -> None:
+    """Not only device actions: flite's "never mind" in 10 dB noise was heard twice as
+    "what fan are on", a question answered wrongly, until questions had to agree too."""
+    config = Config()
+    stt = dataclasses.replace(config.stt, other_way="raw", agree_home_intents=agree_home_intents)
+    recognizer = _TwoHearings("is the kitchen light on", other)
+    understanding = understanding_with(recognizer, dataclasses.replace(config, stt=stt))
+    stage(understanding, 0.0, loud=True, denoised=True)
+    _, intent = decide(understanding, 1.2, 1.5)
+    assert intent.intent == done
+    assert recognizer.searched == ([(150, True)] if searched else [])

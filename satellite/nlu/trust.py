@@ -75,13 +75,20 @@ def score_margin(
 
 def must_agree(result: IntentResult, loud: bool, settings: SttSettings) -> bool:
     """Whether the utterance must also come out the same heard the other way (raw if it
-    was heard denoised, and the other way round): a device action in a loud room.
+    was heard denoised, and the other way round): a device action in a loud room, and
+    (``agree_home_intents``) Home Assistant's other intents there: flite's "never mind"
+    was heard as "what fan are on" twice, asked about and then answered.
 
     In loud noise a grammar search makes some command out of almost anything, with
     scores as good as a right one's; the two hearings err differently, so a wrong action
     rarely comes out of both.
     """
-    return loud and settings.agree_when_loud and result.intent in DEVICE_ACTION_INTENTS
+    if not (loud and settings.agree_when_loud) or result.intent is None:
+        return False
+    if result.intent in DEVICE_ACTION_INTENTS:
+        return True
+    home = result.intent not in (*CARE_INTENTS, *ANSWER_INTENTS, NOT_A_COMMAND)
+    return home and settings.agree_home_intents
 
 
 def same_request(one: IntentResult, other: IntentResult) -> bool:

@@ -69,6 +69,12 @@ class SttSettings(Section):
         check_boolean,
         "In a loud room a device action needs the raw and the denoised hearing to agree",
     )
+    agree_home_intents: bool = option(
+        True,
+        check_boolean,
+        "In a loud room Home Assistant's other intents (questions, timers, never mind) "
+        "need the two hearings to agree as well (care intents never: they are asked about)",
+    )
     other_way: str = option(
         "webrtc2",
         check_choice(OTHER_WAYS),
