@@ -101,6 +101,15 @@ def listener(config: Config) -> Understanding:
     return understanding
 
 
+def warm_listener() -> Understanding:
+    """A ``listener`` that has heard one command in a clean room (live normalisation
+    starts cold)."""
+    understanding = listener(Config())
+    warm = scene(corpus.VOICES_CI[1], "what time is it", corpus.Room("clean"))
+    replay(Config(), warm.audio, False, understanding)
+    return understanding
+
+
 def replay(
     config: Config,
     audio: synth.Float,

@@ -45,10 +45,7 @@ class Decided:
 @pytest.fixture(scope="module")
 def listener() -> Iterator[Understanding]:
     """Understanding that has heard one command (live normalisation starts cold)."""
-    understanding = robustness.listener(Config())
-    warm = robustness.scene(corpus.VOICES_CI[1], "what time is it", corpus.Room("clean"))
-    robustness.replay(Config(), warm.audio, False, understanding)
-    yield understanding
+    yield robustness.warm_listener()
 
 
 def _decide(understanding: Understanding, audio: synth.Float, speech_end: int) -> Decided:

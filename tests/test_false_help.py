@@ -105,10 +105,7 @@ def test_a_not_command_is_concluded_as_not_understood_with_nothing_to_ask() -> N
 @pytest.fixture(scope="module")
 def listener() -> Iterator[Understanding]:
     """Understanding that has heard one command (live normalisation starts cold)."""
-    understanding = robustness.listener(Config())
-    warm = robustness.scene(corpus.VOICES_CI[1], "what time is it", corpus.Room("clean"))
-    robustness.replay(Config(), warm.audio, False, understanding)
-    yield understanding
+    yield robustness.warm_listener()
 
 
 def _after_the_wake_word(
