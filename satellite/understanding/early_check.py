@@ -124,7 +124,7 @@ class EarlyCheck:
         """The pause (or the end) believes the streaming result ``stt`` now, the room
         judged: a guess on the same words in the same room, still to be checked, is left
         for the check to use, any other is thrown away. Once per guess."""
-        guess, self._guess = self._guess, None
+        guess = self._guess
         if guess is None:
             return
         hearing = self.hearing
@@ -132,10 +132,10 @@ class EarlyCheck:
         same_room = not hearing.loud and reverberant == guess.reverberant
         checked = self.belief.short_check.applies(stt) is not None  # (its words' span)
         if same_room and checked and same_words(guess.search.of, stt):
+            self._guess = None
             self.tally.used += 1
             return
-        self.belief.short_check.early = None
-        self._count_dropped(guess)
+        self._drop()
 
     def reset(self) -> None:
         """Drop the utterance in progress (a guess on it is thrown away)."""
@@ -189,12 +189,11 @@ class EarlyCheck:
         yield
 
     def _drop(self) -> None:
+        """The guess, if any, thrown away and counted."""
         guess, self._guess = self._guess, None
-        if guess is not None:
-            self.belief.short_check.early = None
-            self._count_dropped(guess)
-
-    def _count_dropped(self, guess: _Guess) -> None:
+        if guess is None:
+            return
+        self.belief.short_check.early = None
         self.tally.dropped += 1
         self.tally.dropped_cpu_ms = round(self.tally.dropped_cpu_ms + guess.cpu_ms, 2)
         _LOGGER.debug("Guess on %r thrown away", guess.search.of.text)
