@@ -4,10 +4,10 @@ Run:  python bench/compare_false_help.py BEFORE AFTER [--name NAME]
 (each a bench/results/<name>.json of false_help.py, or a path to one)
 
 Prints every utterance whose outcome (outcome, intent, doubt) differs, how many were
-decided sooner, later and at the same frame, the median and 95th percentile of when
-they were decided after the end of speech per kind, family and room, before -> after,
-and the checks begun early of each run. Writes bench/results/<NAME>.json (default
-``false_help_compared``).
+decided sooner, later and at the same frame (and which moved), the median and 95th
+percentile of when they were decided after the end of speech per kind, family and room,
+before -> after, and the checks begun early of each run. Writes
+bench/results/<NAME>.json (default ``false_help_compared``).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         raise SystemExit("the two runs did not hear the same utterances")
     differ: list[dict[str, Any]] = []
     moved = {"sooner": 0, "later": 0, "same": 0}
+    shifted: list[list[Any]] = []
     times: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for key, (outcome, intent, doubtful, was_ms) in old.items():
         outcome2, intent2, doubtful2, now_ms = new[key]
@@ -64,6 +65,8 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         if was_ms is None or now_ms is None:
             continue
         moved["same" if now_ms == was_ms else "sooner" if now_ms < was_ms else "later"] += 1
+        if now_ms != was_ms:
+            shifted.append([voice, room, said, was_ms, now_ms])
         family = voice.split("/")[0]
         pair = times[f"{kinds[said]} | {family} | {room}"]
         pair[0].append(was_ms)
@@ -75,6 +78,8 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return {
         "outcomes_differ": differ,
         "decided": moved,
+        #: Utterances decided at another time: voice, room, said, before, after (ms).
+        "decided_otherwise": shifted,
         "decided_after_end_of_speech_ms": decided,
         "early_check": [before.get("early_check"), after.get("early_check")],
     }
@@ -93,6 +98,8 @@ def main() -> None:
             f"  {row['voice']} / {row['room']} {row['said']!r}: {row['before']} -> {row['after']}"
         )
     print(f"decided (both runs): {data['decided']}")
+    for voice, room, said, was_ms, now_ms in data["decided_otherwise"]:
+        print(f"  {voice} / {room} {said!r}: {was_ms} -> {now_ms} ms")
     print("decided after the end of speech, ms of audio, before -> after:")
     print_table(
         ["kind | family | room", "n", "p50", "p95"],
