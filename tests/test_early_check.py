@@ -174,3 +174,34 @@ def test_a_guess_is_thrown_away_when_the_person_speaks_on(listener: Understandin
         before.doubtful,
     )
     assert "hello" not in early.text.split()
+
+
+def test_a_guess_cut_short_by_a_reset_leaves_the_searches_aside_as_they_were(
+    listener: Understanding,
+) -> None:
+    """The satellite resets while a guess searches (its search not done, waiting for
+    spare steps): the guess is cut short and counted, its searches aside are ended, and
+    the same call heard again is decided as it was, its guess searched and used."""
+    voice = corpus.VOICES_CI[1]
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    scene = robustness.scene(voice, "help me", corpus.Room("clean"), seed=2)
+    expected = _decide(listener, scene.audio, scene.command_end)
+    tally = listener.early.tally
+    searched, cut_short = tally.searched, tally.cut_short
+    listener.reset()
+    pipeline = build_pipeline(Config(), understanding=listener)
+    samples = np.clip(np.round(scene.audio), -32768, 32767).astype(np.int16)
+    for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        chunk = AudioChunk.from_int16(
+            samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+        )
+        pipeline.process(chunk)
+        if tally.searched > searched:
+            break
+    assert tally.searched == searched + 1 and listener.busy  # begun, not done
+    pipeline.reset()
+    assert tally.cut_short == cut_short + 1 and not listener.busy
+    used = tally.used
+    assert _decide(listener, scene.audio, scene.command_end) == expected
+    assert tally.used == used + 1
