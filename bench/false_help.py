@@ -213,6 +213,7 @@ def run(
     shorts = short_commands()
     table: dict[str, dict[str, Any]] = {}
     heard: list[dict[str, Any]] = []
+    every: list[list[Any]] = []
     decided: dict[str, list[float]] = defaultdict(list)
     check_ms: dict[str, list[float]] = defaultdict(list)
     cpu_started = time.process_time()
@@ -241,6 +242,7 @@ def run(
                     if after_ms is not None and woke:
                         decided[f"{kind} | {family} | {room.label}"].append(after_ms)
                     check_ms[f"{kind} | {family} | {room.label}"] += checks_cpu[checked:]
+                    every.append([voice.label, room.label, text, what, intent, doubtful, after_ms])
                     if what not in ("not_understood", "sent", "right"):
                         heard.append(
                             {"voice": voice.label, "room": room.label, "said": text,
@@ -260,6 +262,8 @@ def run(
         "decided_after_end_of_speech_ms": {k: percentiles(v) for k, v in decided.items()},
         "check_cpu_ms": {k: percentiles(v) for k, v in check_ms.items()},
         "not_plain": heard,
+        #: Every utterance: voice, room, said, outcome, intent, doubtful, decided after (ms).
+        "every": every,
         "early_check": dataclasses.asdict(understanding.early.tally),
         "cpu_seconds": round(time.process_time() - cpu_started, 1),
         "peak_rss_mb": peak_rss_mb(),
@@ -323,7 +327,8 @@ def main() -> None:
     print(
         f"checks begun early (in the trailing silence): {early['searched']} searched, "
         f"{early['used']} used, {early['dropped']} thrown away "
-        f"({early['dropped_cpu_ms']:.0f} ms of CPU; --no-early: none begun)"
+        f"({early.get('cut_short', 0)} cut short; {early['dropped_cpu_ms']:.0f} ms of CPU; "
+        "--no-early: none begun)"
     )
     print(f"cpu {data['cpu_seconds']} s, peak RSS {data['peak_rss_mb']} MB (machine shared)")
     print(write_results(name, data))

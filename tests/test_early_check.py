@@ -108,10 +108,46 @@ def test_a_short_utterance_is_decided_the_same_at_the_pause(
     assert tally.used == used + 1
 
 
+@pytest.mark.parametrize(
+    ("voice", "said", "seed"),
+    [(corpus.VOICES_CI[1], "i need help", 18), (corpus.VOICES_CI[0], "get some help", 23)],
+    ids=lambda v: v.label if isinstance(v, corpus.Voice) else str(v),
+)
+def test_a_guess_made_for_nothing_puts_off_no_decision(
+    listener: Understanding, voice: corpus.Voice, said: str, seed: int
+) -> None:
+    """The guess on what was heard of a call in its first frames of silence is not what
+    the pause hears: it searches only in the steps the frames and the pause leave, and
+    the pause, not waiting for it, throws it away before its search is done (counted,
+    cut short) and makes the check itself. The call is sent as with no guess, no later
+    (a guess that held the queue put these off by 60 and 120 ms), and no search more
+    was completed than with no guess: the guess's was never used."""
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed)
+    tally, check = listener.early.tally, listener.belief.short_check
+    cut_short, dropped = tally.cut_short, tally.dropped
+    searches = check.searches
+    listener.early.enabled = False
+    try:
+        before = _decide(listener, scene.audio, scene.command_end)
+    finally:
+        listener.early.enabled = True
+    searched_before, searches = check.searches - searches, check.searches
+    early = _decide(listener, scene.audio, scene.command_end)
+    heard = (early.intent, early.text, early.doubtful)
+    assert heard == (before.intent, before.text, before.doubtful)
+    assert early.intent == "CallForHelp" and not early.doubtful
+    assert early.after_seconds <= before.after_seconds
+    assert tally.cut_short == cut_short + 1 and tally.dropped == dropped + 1
+    assert check.searches - searches == searched_before
+
+
 def test_a_guess_is_thrown_away_when_the_person_speaks_on(listener: Understanding) -> None:
     """ "hello ... what time is it" with a short pause after "hello" (long enough for a
     guess, too short to end the utterance): the guess on flite's "hello" (heard as "hall
-    yellow", checked: no command) is thrown away and counted, the search hears the whole
+    yellow", checked: no command) is thrown away and counted, cut short before its
+    search was done (the frames of speech went first), the search hears the whole
     sentence again, and it comes to what it came to with no guess, when it did."""
     voice = corpus.VOICES_CI[1]
     if not voice.available:
@@ -128,9 +164,9 @@ def test_a_guess_is_thrown_away_when_the_person_speaks_on(listener: Understandin
     audio = np.concatenate([*parts, synth.silence(robustness.TAIL_SECONDS)])
     audio = audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=3)
     tally = listener.early.tally
-    dropped = tally.dropped
+    dropped, cut_short = tally.dropped, tally.cut_short
     early, before = _both_ways(listener, audio.astype(np.float32), speech_end)
-    assert tally.dropped > dropped
+    assert tally.dropped > dropped and tally.cut_short > cut_short
     assert tally.dropped_cpu_ms > 0
     assert (early.intent, early.text, early.doubtful) == (
         before.intent,
@@ -138,3 +174,34 @@ def test_a_guess_is_thrown_away_when_the_person_speaks_on(listener: Understandin
         before.doubtful,
     )
     assert "hello" not in early.text.split()
+
+
+def test_a_guess_cut_short_by_a_reset_leaves_the_searches_aside_as_they_were(
+    listener: Understanding,
+) -> None:
+    """The satellite resets while a guess searches (its search not done, waiting for
+    spare steps): the guess is cut short and counted, its searches aside are ended, and
+    the same call heard again is decided as it was, its guess searched and used."""
+    voice = corpus.VOICES_CI[1]
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    scene = robustness.scene(voice, "help me", corpus.Room("clean"), seed=2)
+    expected = _decide(listener, scene.audio, scene.command_end)
+    tally = listener.early.tally
+    searched, cut_short = tally.searched, tally.cut_short
+    listener.reset()
+    pipeline = build_pipeline(Config(), understanding=listener)
+    samples = np.clip(np.round(scene.audio), -32768, 32767).astype(np.int16)
+    for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        chunk = AudioChunk.from_int16(
+            samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+        )
+        pipeline.process(chunk)
+        if tally.searched > searched:
+            break
+    assert tally.searched == searched + 1 and listener.busy  # begun, not done
+    pipeline.reset()
+    assert tally.cut_short == cut_short + 1 and not listener.busy
+    used = tally.used
+    assert _decide(listener, scene.audio, scene.command_end) == expected
+    assert tally.used == used + 1

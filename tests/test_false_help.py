@@ -17,7 +17,7 @@ bench/false_help.py counts both per voice family and room.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import numpy as np
 import pytest
@@ -142,6 +142,40 @@ def test_a_short_check_is_held_to_its_grammar_only_while_checking(
         searches.checking = None
     assert searches.grammar() is commands
     assert not searches.check_short([])
+
+
+def test_a_check_searched_step_by_step_holds_its_grammar_only_within_its_steps(
+    listener: Understanding,
+) -> None:
+    """A check begun early gives way to other work between its steps (stt/steps.py):
+    there the commands' grammar is searched (a streaming result read then is held to
+    it); within each step, the check's. Closed before its end, it closes its search."""
+    recognizer = listener.recognizer
+    assert isinstance(recognizer, HearsAnswers)
+    searches = recognizer.answer_searches
+    commands = searches.grammar()
+    seen: list[bool] = []
+    closed: list[bool] = []
+
+    def search() -> Generator[None, None, None]:
+        try:
+            for _ in range(3):
+                seen.append(searches.grammar().accepts(["yes"]))
+                yield
+        finally:
+            closed.append(True)
+
+    assert searches.check_short(["stop"])
+    held = searches.held(search())
+    try:
+        next(held)
+        assert searches.grammar() is commands and searches.checking is None
+        next(held)
+        assert searches.grammar() is commands
+    finally:
+        held.close()
+    assert seen == [True, True] and closed == [True]
+    assert searches.checking is None and searches.grammar() is commands
 
 
 @pytest.mark.parametrize("voice", corpus.VOICES_CI, ids=lambda v: v.label)

@@ -18,13 +18,16 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..nlu.help_answers import answer_intent_set, help_check_intent_set
 from ..nlu.intents import NOT_A_COMMAND, IntentSet, care_intents_yaml, not_commands
 from .fsg import Grammar, cached_grammar
 from .grammar import build_grammar
 from .lexicon import default_dictionary, dictionary_words, number_words
+from .steps import Steps
+
+T = TypeVar("T")
 
 #: The name of the answers' search in a decoder.
 ANSWERS_SEARCH = "answers"
@@ -160,6 +163,26 @@ class AnswerSearches:
         self.short = beside(sentence, self.answers.not_commands)
         self.checking = SHORT_CHECK_SEARCH
         return True
+
+    def held(self, steps: Steps[T]) -> Steps[T]:
+        """``steps`` of a search aside, the check searched now (``checking`` and its short
+        grammar) held only while each is done: between them the commands' (or answers')
+        grammar is searched, for the work done meanwhile (a check begun early gives way
+        to it, stt/steps.py); closed, it closes ``steps``."""
+        checking, short = self.checking, self.short
+        try:
+            while True:
+                self.checking, self.short = checking, short
+                try:
+                    next(steps)
+                except StopIteration as done:
+                    result: T = done.value
+                    return result
+                finally:
+                    self.checking = None
+                yield
+        finally:
+            steps.close()
 
     def hear(self, answers: bool) -> bool:
         """Search the answers' grammar (True) or the commands'; whether it is searched."""

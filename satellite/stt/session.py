@@ -99,9 +99,9 @@ class HearingSession:
         """Whether work is waiting (see ``advance``)."""
         return self.work.busy
 
-    def queue(self, steps: Steps[Any], keep: bool = False) -> None:
-        """Do ``steps`` after the work waiting (``keep``: see ``WorkQueue.drop``)."""
-        self.work.add(steps, keep)
+    def queue(self, steps: Steps[Any], keep: bool = False, yielding: bool = False) -> None:
+        """Do ``steps`` after the work waiting (``keep``, ``yielding``: see ``WorkQueue.add``)."""
+        self.work.add(steps, keep, yielding)
 
     def advance(self, budget: int) -> None:
         """Do up to ``budget`` steps of the waiting work."""

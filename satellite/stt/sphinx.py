@@ -272,13 +272,15 @@ class PocketSphinxRecognizer:
         fresh_features((again, phones), self._beside_meter, join_frames(mean_of or frames))
         self.answer_searches.start(again)
         phones.start_utt()
-        yield
-        for frame in frames:
-            again.process_raw(frame.samples, False, False)
-            phones.process_raw(frame.samples, False, False)
+        try:  # (closed before its end: the searches are ended all the same)
             yield
-        again.end_utt()
-        phones.end_utt()
+            for frame in frames:
+                again.process_raw(frame.samples, False, False)
+                phones.process_raw(frame.samples, False, False)
+                yield
+        finally:
+            again.end_utt()
+            phones.end_utt()
         return self._heard_by(again, phones, len(frames), frames[0].timestamp_seconds)
 
     def reset(self) -> None:

@@ -220,9 +220,9 @@ class Understanding:
         """Whether the utterance ends at the pause ``silence`` long at ``now``: when what
         was heard is a whole command, believed with the early endpoint's margin."""
         yield from self.hearing.judge_room_steps(now)
-        heard = self.early.pause()
-        if heard is None:
+        if (heard := self.recognizer.pause()) is None:
             return
+        yield from self.early.settle_steps(heard)  # (a guess on it done, if it is to be used)
         margin = self.settings.early_endpoint_margin
         believed = yield from self.belief.believe_steps(heard, now, margin)
         if not believed.trusted or not words_in_speech(believed.stt, now - silence):
@@ -244,8 +244,9 @@ class Understanding:
         started = time.perf_counter()
         yield from self.hearing.judge_room_steps(utterance.timestamp_seconds)
         report.loud, report.reverb_seconds = self.hearing.loud, self.hearing.reverb_seconds
-        streamed = self.early.finish()
+        streamed = self.recognizer.finish()
         report.timings_ms["stt_finish"] = ms_since(started)
+        yield from self.early.settle_steps(streamed)
         started = time.perf_counter()
         self.belief.read(streamed)
         report.timings_ms["nlu"] = ms_since(started)

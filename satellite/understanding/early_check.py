@@ -10,12 +10,16 @@ loud or reverberant there), what the streaming search has heard so far is read; 
 is an intent that would be checked, the check's search is made at once over the audio
 so far, beside the streaming search, which goes on as before (a *guess*).
 
+A guess may be for nothing, so it never puts off other work: its first step is done in
+turn (what it reads, it reads where it was queued), the rest of its search is queued
+``yielding`` (stt/steps.py), done only in the steps the frames and the decisions leave.
 When the pause (or the end of the utterance) comes, the check uses the guess's search if
 the streaming result heard the same words over the same span, and the room was judged
-the same (loud, reverberant); what the search heard is then judged against that result
-as before. Otherwise, and when the person speaks on, the guess is thrown away and the
-check is made as without it. ``tally`` counts the guesses and the ones thrown away,
-with the CPU they cost.
+the same (loud, reverberant): a search not yet done is done then, in turn, before
+anything else. What the search heard is then judged against that result as before.
+Otherwise, and when the person speaks on, the guess is thrown away (a search not yet
+done is cut short) and the check is made as without it. ``tally`` counts the guesses
+and the ones thrown away, with the CPU they cost.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from ..nlu.help_answers import HELP
 from ..stt.base import SearchesBeside, SttResult
 from ..stt.session import HearingSession
 from ..stt.settings import SttSettings
-from ..stt.steps import Steps, timed
+from ..stt.steps import Spent, Steps, metered
 from .belief import Belief
 from .short_check import EarlySearch, same_words
 
@@ -43,13 +47,16 @@ GUESS_MAX_SPEECH_SECONDS = 1.25
 class EarlyTally:
     """What the guesses came to (since the satellite started)."""
 
-    #: Guesses that searched (a check's search made early).
+    #: Guesses that searched (a check's search begun early).
     searched: int = 0
     #: Of those, used by the pause or the end of the utterance.
     used: int = 0
     #: Of those, thrown away: the person spoke on, or the words or the room differed.
     dropped: int = 0
-    #: The CPU of the guesses thrown away, ms (process time).
+    #: Of those, cut short: thrown away before their search was done.
+    cut_short: int = 0
+    #: The CPU of the guesses thrown away, ms (process time; of those cut short, what
+    #: they had searched).
     dropped_cpu_ms: float = 0.0
 
 
@@ -58,6 +65,20 @@ class _Guess:
     search: EarlySearch
     reverberant: bool
     cpu_ms: float
+
+
+@dataclass(slots=True)
+class _Searching:
+    """A guess whose search is not done yet (queued yielding)."""
+
+    of: SttResult
+    call: bool
+    reverberant: bool
+    spent: Spent
+    #: Its search, a step done (``metered`` into ``spent``).
+    search: Steps[SttResult | None]
+    #: The rest of its search, then the guess made: the work queued.
+    steps: Steps[None] | None = None
 
 
 class EarlyCheck:
@@ -74,8 +95,9 @@ class EarlyCheck:
         self.tally = EarlyTally()
         self._onset_seconds = 0.0
         self._guess: _Guess | None = None
+        self._searching: _Searching | None = None
         #: A guess was queued in the silence going on now; one is waiting its turn; one
-        #: has searched.
+        #: has begun its search.
         self._asked = self._queued = self._guessed = False
         #: How often the person spoke on after a guess was queued (a guess still waiting
         #: its turn then is not made).
@@ -107,38 +129,38 @@ class EarlyCheck:
             self._asked = self._queued = True
             self.hearing.queue(self._guess_steps(now_seconds, self._spoke_on))
 
-    def pause(self) -> SttResult | None:
-        """The recognizer's ``pause``, a guess on what it heard settled (``settle``)."""
-        heard = self.hearing.recognizer.pause()
-        if heard is not None:
-            self.settle(heard)
-        return heard
-
-    def finish(self) -> SttResult:
-        """The recognizer's ``finish``, a guess on what it heard settled (``settle``)."""
-        heard = self.hearing.recognizer.finish()
-        self.settle(heard)
-        return heard
-
-    def settle(self, stt: SttResult) -> None:
+    def settle_steps(self, stt: SttResult) -> Steps[None]:
         """The pause (or the end) believes the streaming result ``stt`` now, the room
         judged: a guess on the same words in the same room, still to be checked, is left
-        for the check to use, any other is thrown away. Once per guess."""
+        for the check to use (its search done now if it is not yet), any other is thrown
+        away. Once per guess."""
+        searching = self._searching
+        if searching is not None and self._fits(searching.of, searching.reverberant, stt):
+            assert searching.steps is not None
+            self.hearing.work.withdraw(searching.steps)
+            yield from searching.steps  # (in turn: this decision waits for nothing else)
+        self._cut_short()
         guess = self._guess
         if guess is None:
             return
-        hearing = self.hearing
-        reverberant = trust.reverberant(hearing.reverb_seconds, hearing.loud, self.settings)
-        same_room = not hearing.loud and reverberant == guess.reverberant
-        checked = self.belief.short_check.applies(stt) is not None  # (its words' span)
-        if same_room and checked and same_words(guess.search.of, stt):
+        if self._fits(guess.search.of, guess.reverberant, stt):
             self._guess = None
             self.tally.used += 1
             return
         self._drop()
 
+    def _fits(self, of: SttResult, reverberant: bool, stt: SttResult) -> bool:
+        """Whether a guess on ``of`` in a room judged ``reverberant`` may be used for the
+        streaming result ``stt``: the same words, to be checked, in the same room."""
+        hearing = self.hearing
+        judged = trust.reverberant(hearing.reverb_seconds, hearing.loud, self.settings)
+        same_room = not hearing.loud and judged == reverberant
+        checked = self.belief.short_check.applies(stt) is not None  # (its words' span)
+        return same_room and checked and same_words(of, stt)
+
     def reset(self) -> None:
         """Drop the utterance in progress (a guess on it is thrown away)."""
+        self._cut_short()
         self._drop()
         self._asked = self._queued = self._guessed = False
 
@@ -153,8 +175,8 @@ class EarlyCheck:
 
     def _search_steps(self, now_seconds: float) -> Steps[bool]:
         """Read what the streaming search has heard up to ``now_seconds``; search it again
-        as the check will, if it is an intent to be checked and the room lets it be.
-        Whether it searched."""
+        as the check will, if it is an intent to be checked and the room lets it be: its
+        first step now, the rest queued yielding. Whether it searches."""
         hearing, belief = self.hearing, self.belief
         recognizer = hearing.recognizer
         if belief.answering or not isinstance(recognizer, SearchesBeside):
@@ -169,21 +191,66 @@ class EarlyCheck:
         intent = belief.reader.recognize(heard.text).intent
         if intent is None:
             return False
-        check = belief.short_check
-        searched, cpu_ms = yield from timed(
-            check.search_steps(heard, intent, now_seconds, beside=True), clock=time.process_time
+        spent = Spent()
+        search = belief.short_check.search_steps(heard, intent, now_seconds, beside=True)
+        searching = _Searching(
+            heard, intent == HELP, reverberant, spent, metered(search, spent, time.process_time)
         )
-        if searched is None:
-            return False
+        try:
+            next(searching.search)  # what the search reads (room, audio), read in turn
+        except StopIteration as done:
+            if done.value is None:
+                return False  # (the check would not be made)
+            self._begun()
+            self._made(searching, done.value)
+            yield
+            return True
+        self._begun()
+        searching.steps = self._rest_steps(searching)
+        self._searching = searching
+        hearing.queue(searching.steps, yielding=True)
+        yield
+        return True
+
+    def _begun(self) -> None:
+        """A guess's search has begun: any other is thrown away; counted."""
+        self._cut_short()
         self._drop()
         self.tally.searched += 1
-        check.early = EarlySearch(heard, intent == HELP, searched)
-        self._guess = _Guess(check.early, reverberant, cpu_ms)
-        _LOGGER.debug("Guessed on %r at %.2f s (%.1f ms CPU)", heard.text, now_seconds, cpu_ms)
-        return True
+
+    def _rest_steps(self, searching: _Searching) -> Steps[None]:
+        """The rest of a guess's search, then the guess made."""
+        heard = yield from searching.search
+        if self._searching is searching:
+            self._searching = None
+        if heard is not None:  # (a search begun gives a result)
+            self._made(searching, heard)
+
+    def _made(self, searching: _Searching, heard: SttResult) -> None:
+        """The guess's search heard ``heard``: left for the check."""
+        check = self.belief.short_check
+        check.early = EarlySearch(searching.of, searching.call, heard)
+        cpu_ms = round(searching.spent.ms, 2)
+        self._guess = _Guess(check.early, searching.reverberant, cpu_ms)
+        _LOGGER.debug("Guessed on %r (%.1f ms CPU)", searching.of.text, cpu_ms)
+
+    def _cut_short(self) -> None:
+        """The guess searching now, if any, thrown away before its search is done, and
+        counted."""
+        searching, self._searching = self._searching, None
+        if searching is None or searching.steps is None:
+            return
+        self.hearing.work.withdraw(searching.steps)
+        searching.steps.close()
+        searching.search.close()  # (the rest, if never begun, holds it unclosed)
+        self.tally.dropped += 1
+        self.tally.cut_short += 1
+        self.tally.dropped_cpu_ms = round(self.tally.dropped_cpu_ms + searching.spent.ms, 2)
+        _LOGGER.debug("Guess on %r cut short", searching.of.text)
 
     def _spoke_on_steps(self) -> Steps[None]:
         """The person spoke on after a guess: it is thrown away."""
+        self._cut_short()
         self._drop()
         return
         yield

@@ -147,10 +147,8 @@ class ShortCheck:
         elif not searches.check_short([w.word for w in stt.words]):
             return None
         try:
-            search = yield from bunched(
-                self.hearing.search_own_mean_steps(until, since, beside),
-                SHORT_CHECK_FRAMES_PER_STEP,
-            )
+            steps = self.hearing.search_own_mean_steps(until, since, beside)
+            search = yield from searches.held(bunched(steps, SHORT_CHECK_FRAMES_PER_STEP))
         finally:
             searches.checking = None
         if search is None:
