@@ -77,6 +77,8 @@ class WhileSpeaking:
             spotter.reset()  # the canceller starts again: what the gate knew of it is gone
             if self.talk_over is not None:
                 self.talk_over.reset()
+        if self.talk_over is not None:  # what was played under this frame, what was left
+            self.talk_over.played(echo.reference_power, cancelled, learn=self.speaking)
         # a stop word said over the reply still stops it at once once it is paused
         playing = (self.speaking or self.paused_at is not None) and echo.cancelling
         nothing: StopHeard | None = None

@@ -21,6 +21,7 @@ import soxr
 
 from ..audio.chunk import PIPELINE_RATE_HZ, AudioChunk, to_float_mono
 from .echo_engines import EchoCanceller, Int16
+from .echo_ringing import power
 
 #: After the last played sample the canceller runs on this long (the room's tail), s.
 TAIL_SECONDS = 0.5
@@ -121,17 +122,22 @@ class EchoStage:
         self.frames_cancelled = 0
         #: Whether the last frame had the speaker's echo taken out (something played).
         self.cancelling = False
+        #: Mean power of the reference under the last frame (1.0: nothing played).
+        self.reference_power = 1.0
 
     def process(self, frame: AudioChunk) -> AudioChunk:
         self.clock.heard(frame.end_seconds)
         position = round(frame.timestamp_seconds * PIPELINE_RATE_HZ)
         last = self.reference.last_played
         self.cancelling = not (last < 0 or last < position - TAIL_SECONDS * PIPELINE_RATE_HZ)
+        self.reference_power = 1.0
         if not self.cancelling:
             return frame  # nothing played lately: no echo to take out
         count = frame.num_frames
         mic = np.frombuffer(frame.samples, dtype="<i2")
-        out = self.canceller.process(mic, self.reference.take(position, count))
+        reference = self.reference.take(position, count)
+        self.reference_power = power(reference)
+        out = self.canceller.process(mic, reference)
         self.frames_cancelled += 1
         return AudioChunk(frame.rate_hz, 2, 1, out.astype("<i2").tobytes(), frame.timestamp_seconds)
 
