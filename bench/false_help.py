@@ -205,6 +205,7 @@ def run(
     rooms: tuple[corpus.Room, ...] = ROOMS,
     kinds: tuple[str, ...] = KINDS,
     early: bool = True,
+    non_commands: tuple[str, ...] = NON_COMMANDS,
 ) -> dict[str, Any]:
     understanding = robustness.listener(Config())
     understanding.early.enabled = early
@@ -221,7 +222,7 @@ def run(
         for family in corpus.FAMILIES:
             tally: Counter[str] = Counter()
             for voice in [v for v in voices if v.family == family]:
-                said = [(t, "non", "") for t in NON_COMMANDS]
+                said = [(t, "non", "") for t in non_commands]
                 said += [(t, "call", HELP) for t in said_calls]
                 said += [(t, "short", i) for t, i in shorts]
                 for index, (text, kind, expected) in enumerate(said):
@@ -255,7 +256,7 @@ def run(
         "voices": [v.label for v in voices],
         "wake_word": wake,
         "rooms": [r.label for r in rooms],
-        "non_commands": NON_COMMANDS,
+        "non_commands": non_commands,
         "calls": said_calls,
         "short_commands": shorts,
         "table": table,
@@ -283,6 +284,12 @@ def main() -> None:
     parser.add_argument(
         "--no-early", action="store_true", help="no checks begun in the trailing silence"
     )
+    parser.add_argument(
+        "--non-commands",
+        nargs="+",
+        metavar="PHRASE",
+        help="these non-commands instead of the 15 (the calls' and commands' seeds then move)",
+    )
     parser.add_argument("--name", default=None, help="bench/results/NAME.json")
     args = parser.parse_args()
     name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
@@ -293,7 +300,8 @@ def main() -> None:
             parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
     print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
-    data = run(voices, not args.no_wake, rooms, tuple(args.kinds), not args.no_early)
+    non_commands = tuple(args.non_commands) if args.non_commands else NON_COMMANDS
+    data = run(voices, not args.no_wake, rooms, tuple(args.kinds), not args.no_early, non_commands)
     non = ("help_at_once", "help_asked", "other_at_once", "other_asked", "not_understood")
     call = ("sent", "asked", "lost")
     short = ("right", "asked", "wrong", "not_understood")

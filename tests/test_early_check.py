@@ -110,7 +110,9 @@ def test_a_short_utterance_is_decided_the_same_at_the_pause(
 
 @pytest.mark.parametrize(
     ("voice", "said", "seed"),
-    [(corpus.VOICES_CI[1], "i need help", 18), (corpus.VOICES_CI[0], "get some help", 23)],
+    # (flite's "i need help", seed 18, was one too until the wake word's tail was left
+    # out of the command's audio: its guess is now the call and is used)
+    [(corpus.VOICES_CI[0], "get some help", 23)],
     ids=lambda v: v.label if isinstance(v, corpus.Voice) else str(v),
 )
 def test_a_guess_made_for_nothing_puts_off_no_decision(

@@ -284,3 +284,51 @@ def test_through_the_app_no_does_nothing() -> None:
     assert not [e for e in published.events if isinstance(e, IntentRecognized) and e.intent]
     assert not [a for a in done if isinstance(a, HaIntentRequested | ListenAgain)]
     assert [a.text for a in done if isinstance(a, ReplyRequested)] == [REPLIES["not_understood"]]
+
+
+@pytest.fixture(scope="module")
+def fresh_listener() -> Iterator[Understanding]:
+    """A warm listener of its own (the outcomes below were measured from one)."""
+    yield robustness.warm_listener()
+
+
+def _voice(label: str) -> corpus.Voice:
+    voice = next(v for v in corpus.VOICES_ALL if v.label == label)
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    return voice
+
+
+@pytest.mark.parametrize(
+    ("label", "said", "seed"),
+    [
+        # with the satellite listening on (no wake word), each had gone out at once as a
+        # call for help (bench/false_help.py --all-voices --no-wake, these seeds)
+        ("flite/awb@1", "yes", 0),
+    ],
+)
+def test_a_call_its_check_does_not_hear_again_is_asked_about(
+    fresh_listener: Understanding, label: str, said: str, seed: int
+) -> None:
+    """A call for help from short speech whose check hears neither a call nor, clearly,
+    a thing that is no command goes out only once the person says yes: "Do you need
+    help?" first. Never lost either way."""
+    fresh_listener.question.open = False
+    scene = robustness.scene(_voice(label), said, corpus.Room("clean"), seed=seed, wake=False)
+    heard = robustness.replay(Config(), scene.audio, True, fresh_listener)
+    assert heard.first is not None, f"{label}: {said!r} not heard"
+    assert (heard.first.result.intent, heard.first.doubtful) == ("CallForHelp", True)
+
+
+@pytest.mark.parametrize("voice", corpus.VOICES_CI[1:], ids=lambda v: v.label)
+def test_a_call_its_check_hears_again_goes_out_at_once(
+    fresh_listener: Understanding, voice: corpus.Voice
+) -> None:
+    """A clear "help me" is heard as a call again by its check: sent at once, not asked."""
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    fresh_listener.question.open = False
+    scene = robustness.scene(voice, "help me", corpus.Room("clean"), seed=2)
+    heard = robustness.replay(Config(), scene.audio, False, fresh_listener)
+    assert heard.wakes and heard.first is not None, f"{voice.label}: 'help me' not heard"
+    assert (heard.first.result.intent, heard.first.doubtful) == ("CallForHelp", False)

@@ -14,6 +14,7 @@ from satellite.events import (
     UtteranceEnded,
     WakeDetected,
 )
+from satellite.frontend.recorder import WAKE_GAP_KEEP_SECONDS, audio_start
 from satellite.pipeline import State, build_pipeline
 from tests import synth
 
@@ -98,6 +99,24 @@ def test_pre_roll_holds_the_first_syllable() -> None:
     env = np.abs(first).reshape(-1, 160).mean(1)
     env_original = np.abs(original).reshape(-1, 160).mean(1)
     assert np.corrcoef(env, env_original)[0, 1] > 0.8, np.corrcoef(env, env_original)
+
+
+def test_after_a_gap_the_pre_roll_leaves_the_wake_words_tail_out() -> None:
+    """After "okay nabu" and a gap, the command's audio begins in the gap, not in the
+    wake word (its tail, "...bu", was heard as a word: "yes" as "get nurse"), and still
+    holds ``WAKE_GAP_KEEP_SECONDS`` before the onset."""
+    gap = 0.45
+    scene = synth.wake_scene("turn on the kitchen light", "en-us", 150, gap_seconds=gap)
+    utterance = _utterance(_run(scene.audio))
+    assert utterance.audio is not None
+    assert utterance.audio_start_seconds >= scene.command_start_seconds - gap
+    kept = utterance.start_seconds - utterance.audio_start_seconds
+    assert kept >= WAKE_GAP_KEEP_SECONDS - 1e-6
+    # the pre-roll as before with no gap (None), or where the gap began before it
+    assert audio_start(2.0, 0.5, None) == pytest.approx(1.5)
+    assert audio_start(2.0, 0.5, 1.2) == pytest.approx(1.5)
+    assert audio_start(2.0, 0.5, 1.6) == pytest.approx(1.6)
+    assert audio_start(2.0, 0.5, 1.95) == pytest.approx(2.0 - WAKE_GAP_KEEP_SECONDS)
 
 
 @pytest.mark.parametrize(("command", "voice", "rate"), SCENES[:3])

@@ -131,29 +131,29 @@ def test_a_clean_command_is_still_acted_on_at_once(now: tuple[Config, Understand
 
 
 @pytest.mark.parametrize(
-    ("voice", "said", "seed"),
+    ("voice", "said", "seed", "below_bar"),
     [
-        (FESTIVAL_KED, "i need help", 0),  # 0.95 sure
-        (FESTIVAL_KED, "help me", 2),  # 0.95
-        (corpus.VOICES_CI[0], "please call the nurse", 1),  # eSpeak, 0.90
+        (FESTIVAL_KED, "help me", 2, True),  # 0.93 sure
+        (FESTIVAL_KED, "i need help", 0, False),  # 0.98
+        (corpus.VOICES_CI[0], "please call the nurse", 1, False),  # eSpeak, 0.996
     ],
 )
 def test_a_call_for_help_in_reverberation_is_asked_about_never_refused(
-    before: tuple[Config, Understanding],
     now: tuple[Config, Understanding],
     voice: corpus.Voice,
     said: str,
     seed: int,
+    below_bar: bool,
 ) -> None:
     """The reverberant room's higher bar (0.97 sure) is not for help: a call heard less
-    sure than that is asked about ("Do you need help?"), not refused."""
+    sure than that is asked about ("Do you need help?"), not refused, and so is one
+    heard surer. (Since the wake word's tail was left out of the command's audio these
+    calls are heard surer: 0.95, 0.95 and 0.90 before.)"""
     _needs(voice)
     scene = robustness.scene(voice, said, corpus.Room("reverb"), seed)
-    heard = robustness.replay(before[0], scene.audio, False, before[1]).first
-    assert heard is not None and heard.result.intent == "CallForHelp"
-    assert heard.result.confidence < 0.97  # below the reverberant room's bar
     again = robustness.replay(now[0], scene.audio, False, now[1]).first
     assert again is not None and again.result.intent == "CallForHelp"
+    assert (again.result.confidence < 0.97) == below_bar  # the reverberant room's bar
     assert again.doubtful
     reverb = _reverb_seconds(now[1])
     assert reverb is not None and reverb > ABOVE

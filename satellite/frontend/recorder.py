@@ -38,6 +38,10 @@ WAKE_SEARCH_BACK_SECONDS = 0.35
 WAKE_GAP_SECONDS = 0.15
 #: Longest the wake word's tail may run past the detection before it counts as command.
 WAKE_TAIL_LIMIT_SECONDS = 0.3
+#: After a wake word and a gap, the pre-roll reaches back no further than the gap's start
+#: (the wake word's tail, "...bu", was heard as a word: "yes" as "get nurse"), but keeps
+#: at least this much before the command's onset, s.
+WAKE_GAP_KEEP_SECONDS = 0.2
 #: Audio kept after the end of speech, s (unvoiced final consonants).
 TAIL_KEEP_SECONDS = 0.2
 #: Below ``threshold - hysteresis`` a frame counts as silence.
@@ -103,8 +107,7 @@ class UtteranceRecorder:
 
     @property
     def following_on(self) -> bool:
-        """True while listening on after an utterance with no wake word needed, and while
-        recording what the person said then (a follow-on utterance)."""
+        """True while listening on after an utterance, no wake word needed (a follow-on)."""
         return self._follow_on_until is not None
 
     @property
@@ -123,9 +126,7 @@ class UtteranceRecorder:
 
     def end_now(self, now: float, reason: str) -> list[Event]:
         """Finish the utterance in speech at once (e.g. the command is already complete)."""
-        if self._phase is not Phase.IN_SPEECH:
-            return []
-        return self._finish(now, reason)
+        return self._finish(now, reason) if self._phase is Phase.IN_SPEECH else []
 
     def close_follow_on(self) -> None:
         """No follow-on after the utterance just ended (a complete command): go idle."""
@@ -142,6 +143,8 @@ class UtteranceRecorder:
         self._silence_seconds = 0.0
         self._onset_seconds = 0.0
         self._last_speech_end = 0.0
+        #: After a wake word: when the silence that followed it began, s (None: none yet).
+        self._gap_from: float | None = None
         #: While following on: when the window for the follow-on's onset closes, s.
         self._follow_on_until: float | None = None
         self._follow_ons = 0
@@ -211,6 +214,7 @@ class UtteranceRecorder:
     def _wake_tail(self, now: float) -> list[Event]:
         if self._silence_seconds >= WAKE_GAP_SECONDS:
             self._phase = Phase.AWAITING_ONSET
+            self._gap_from = now - self._silence_seconds
             return []
         if now - self._wake_seconds >= WAKE_TAIL_LIMIT_SECONDS and self._speech_run_start:
             return self._onset(self._wake_seconds)
@@ -245,8 +249,7 @@ class UtteranceRecorder:
     # --- helpers ------------------------------------------------------------------
 
     def _take_id(self) -> str:
-        """This utterance's id, ``u<boot id>-<n>`` (unique across restarts), numbered when
-        first reported: no gaps (a follow-on window that passes in silence uses none)."""
+        """This utterance's id, ``u<boot id>-<n>``, numbered when first reported: no gaps."""
         if not self._utterance_id:
             self._utterance_id = next(self._ids)
         return self._utterance_id
@@ -254,6 +257,7 @@ class UtteranceRecorder:
     def _begin(self, phase: Phase, wake_seconds: float) -> None:
         self._phase = phase
         self._wake_seconds = wake_seconds
+        self._gap_from = None
         self._utterance_id = ""  # taken when something is reported: ids have no gaps
         self._frames = []
         self._speech_run_start = None
@@ -270,7 +274,7 @@ class UtteranceRecorder:
             self._frames = self._carried + self._frames
             self._carried = []
         else:
-            audio_from = onset_seconds - self._pre_roll_seconds
+            audio_from = audio_start(onset_seconds, self._pre_roll_seconds, self._gap_from)
             first = self._frames[0].timestamp_seconds if self._frames else float("inf")
             earlier = [f for f in self._history if f.timestamp_seconds < first]
             self._frames = [
@@ -311,3 +315,13 @@ class UtteranceRecorder:
         self._begin(Phase.AWAITING_ONSET, now)  # keeps the count of follow-ons
         self._follow_on_until = until
         self._carried = carried
+
+
+def audio_start(onset_seconds: float, pre_roll_seconds: float, gap_from: float | None) -> float:
+    """Where an utterance's audio begins: ``pre_roll_seconds`` before its onset, but after
+    a wake word not before the gap that followed it (``gap_from``, None: no gap), save the
+    last ``WAKE_GAP_KEEP_SECONDS`` before the onset."""
+    audio_from = onset_seconds - pre_roll_seconds
+    if gap_from is None:
+        return audio_from
+    return max(audio_from, min(gap_from, onset_seconds - WAKE_GAP_KEEP_SECONDS))

@@ -14,11 +14,15 @@ A word or two heard as any intent in a quiet dry room, outside the help question
 checked (short_check.py): searched again over its words' span beside the things said
 that are no command ("yes", "thanks", "hello"), and heard there clearly as one of them it
 is ``NOT_A_COMMAND``: settled at once as not understood (answers.py), not handed to the
-fallback, whose LLM made "I'm fine", "sorry" and "all right" calls for help.
+fallback, whose LLM made "I'm fine", "sorry" and "all right" calls for help. A call for
+help whose check hears neither a call nor, clearly, a not-command is asked about ("Do you
+need help?") before it goes out: "no" heard as "would you help", searched again as
+"I'm okay" but not clearly, had gone out at once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -34,6 +38,8 @@ from ..timing import ms_since
 from .short_check import ShortCheck
 
 _LOGGER = logging.getLogger(__name__)
+#: A doubted result's confidence, at most, as a share of ``doubt_below_confidence``.
+DOUBTED_CONFIDENCE_SHARE = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +53,9 @@ class Believed:
     trusted: bool
     #: The extra score it was asked for (to weigh its confidence by).
     shift: float
+    #: Asked about before it is acted on, however well scored (a call for help that
+    #: short speech's check did not hear as a call again: short_check.py).
+    doubted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +84,9 @@ class UtteranceRecord:
     own_mean: SearchedAgain | None = None
     other_way: SearchedAgain | None = None
     #: A streaming result from short speech searched again beside the not-commands
-    #: (short_check.py), and the not-command it came to (None: none, or not trusted).
-    short_check: tuple[SttResult, Believed | None] | None = None
+    #: (short_check.py), the not-command it came to (None: none, or not trusted) and
+    #: whether, a call for help, it is doubted.
+    short_check: tuple[SttResult, Believed | None, bool] | None = None
 
     def own_mean_of(self, stt: SttResult) -> SearchAside | None:
         """The search from its own mean made for the streaming result ``stt``, if any."""
@@ -181,7 +191,10 @@ class Belief:
         margin = trust.score_margin(
             believed.stt, believed.result, self.hearing.loud, self.settings, believed.shift
         )
-        return believed.stt.confidence if margin is None else confidence(margin)
+        value = believed.stt.confidence if margin is None else confidence(margin)
+        if believed.doubted and self.settings.doubt_below_confidence > 0:  # asked about
+            return min(value, self.settings.doubt_below_confidence * DOUBTED_CONFIDENCE_SHARE)
+        return value
 
     def _trusted(
         self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
@@ -203,17 +216,22 @@ class Belief:
     ) -> Steps[Believed]:
         """An intent (``believed``, from the streaming result ``stt``) searched again
         beside the not-commands: ``NOT_A_COMMAND`` when it is heard there as one, else
-        ``believed`` as it was (once per streaming result)."""
+        ``believed`` as it was, doubted if a call for help the check did not hear as a
+        call again (searched once per streaming result)."""
         known = self.record.short_check
-        if known is not None and known[0] is stt:
-            return believed if known[1] is None else known[1]
-        assert believed.result.intent is not None
-        found = yield from self.short_check.check_steps(stt, believed.result.intent, heard_until)
-        not_a_command = None
-        if found is not None:
-            not_a_command = Believed(*found, True, self.settings.own_mean_shift)
-        self.record.short_check = (stt, not_a_command)
-        return believed if not_a_command is None else not_a_command
+        if known is None or known[0] is not stt:
+            assert believed.result.intent is not None
+            intent = believed.result.intent
+            found = yield from self.short_check.check_steps(stt, intent, heard_until)
+            not_a_command = None
+            if found is not None and found.not_a_command is not None:
+                not_a_command = Believed(*found.not_a_command, True, self.settings.own_mean_shift)
+            known = (stt, not_a_command, found is not None and found.doubts_call)
+            self.record.short_check = known
+        _, not_a_command, doubted = known
+        if not_a_command is not None:
+            return not_a_command
+        return dataclasses.replace(believed, doubted=True) if doubted else believed
 
     def _search_own_mean(self, stt: SttResult, heard_until: float) -> Steps[SttResult | None]:
         """The utterance searched again from its own mean, once per streaming result

@@ -70,6 +70,19 @@ class EarlySearch:
     heard: SttResult
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What a check's search came to."""
+
+    #: What the search heard.
+    heard: SttResult
+    #: The not-command it is (its hearing and reading), if it is one and trusted.
+    not_a_command: tuple[SttResult, IntentResult] | None
+    #: A call for help the search did not hear as a call again (nor as a trusted
+    #: not-command): it is asked about before it goes out.
+    doubts_call: bool
+
+
 def same_words(one: SttResult, other: SttResult) -> bool:
     """Whether two results heard the same words from the same frame (the check's span
     starts there; its end is the audio searched, the last word's end moves as silence
@@ -108,13 +121,11 @@ class ShortCheck:
             return None
         return recognizer.answer_searches
 
-    def check_steps(
-        self, stt: SttResult, intent: str, heard_until: float
-    ) -> Steps[tuple[SttResult, IntentResult] | None]:
+    def check_steps(self, stt: SttResult, intent: str, heard_until: float) -> Steps[Checked | None]:
         """What the streaming result ``stt``, read as ``intent``, heard up to
-        ``heard_until`` comes to searched again: the not-command (its hearing and
-        reading) if it is one and trusted, else None. A step at a time. The search made
-        early for the same words (``early``, see early_check.py) is used if there is one."""
+        ``heard_until`` comes to searched again (None: the check is not made). A step at
+        a time. The search made early for the same words (``early``, see early_check.py)
+        is used if there is one."""
         call = intent == HELP
         early, self.early = self.early, None
         usable = early is not None and early.call == call and same_words(early.of, stt)
@@ -124,7 +135,11 @@ class ShortCheck:
             heard = yield from self.search_steps(stt, intent, heard_until)
         if heard is None:
             return None
-        return self._not_a_command(stt, heard, call)
+        not_a_command = self._not_a_command(stt, heard, call)
+        doubts = call and not_a_command is None and not self._heard_as_call(heard)
+        if doubts:
+            _LOGGER.info("Heard %r, searched again %r: asked about", stt.text, heard.text)
+        return Checked(heard, not_a_command, doubts)
 
     def search_steps(
         self, stt: SttResult, intent: str, heard_until: float, beside: bool = False
@@ -166,6 +181,17 @@ class ShortCheck:
         )
         return heard
 
+    def _heard_as_call(self, heard: SttResult) -> bool:
+        """Whether the help check's search ``heard`` a whole call for help."""
+        return heard.in_grammar and self._reading(heard, call=True).intent == HELP
+
+    def _reading(self, heard: SttResult, call: bool) -> IntentResult:
+        """``heard`` read with the templates of a call's check (``call``) or a short one's."""
+        if call not in self._templates:
+            made = help_check_intent_set if call else short_check_intent_set
+            self._templates[call] = TemplateRecognizer(made(self.language))
+        return self._templates[call].recognize(heard.text)
+
     def _not_a_command(
         self, said: SttResult, heard: SttResult, call: bool
     ) -> tuple[SttResult, IntentResult] | None:
@@ -176,10 +202,7 @@ class ShortCheck:
         if not heard.in_grammar:
             return None
         margin = HELP_CHECK_MARGIN if call else SHORT_CHECK_MARGIN
-        if call not in self._templates:
-            made = help_check_intent_set if call else short_check_intent_set
-            self._templates[call] = TemplateRecognizer(made(self.language))
-        reading = self._templates[call].recognize(heard.text)
+        reading = self._reading(heard, call)
         shift = self.settings.own_mean_shift
         loud = self.hearing.loud
         if (
