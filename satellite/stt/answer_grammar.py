@@ -25,7 +25,7 @@ from ..nlu.intents import NOT_A_COMMAND, IntentSet, care_intents_yaml, not_comma
 from .fsg import Grammar, cached_grammar
 from .grammar import build_grammar
 from .lexicon import default_dictionary, dictionary_words, number_words
-from .steps import Steps
+from .steps import Steps, around
 
 T = TypeVar("T")
 
@@ -170,19 +170,14 @@ class AnswerSearches:
         grammar is searched, for the work done meanwhile (a check begun early gives way
         to it, stt/steps.py); closed, it closes ``steps``."""
         checking, short = self.checking, self.short
-        try:
-            while True:
-                self.checking, self.short = checking, short
-                try:
-                    next(steps)
-                except StopIteration as done:
-                    result: T = done.value
-                    return result
-                finally:
-                    self.checking = None
-                yield
-        finally:
-            steps.close()
+
+        def hold() -> None:
+            self.checking, self.short = checking, short
+
+        def let_go() -> None:
+            self.checking = None
+
+        return around(steps, hold, let_go)
 
     def hear(self, answers: bool) -> bool:
         """Search the answers' grammar (True) or the commands'; whether it is searched."""

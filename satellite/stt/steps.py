@@ -67,25 +67,39 @@ class Spent:
     ms: float = 0.0
 
 
-def metered(
-    steps: Steps[T], spent: Spent, clock: Callable[[], float] = time.perf_counter
-) -> Steps[T]:
-    """``steps``, the time spent in them (not between them) by ``clock`` added to ``spent``
-    step by step (so it is known of steps closed before their end); closed, it closes
-    them."""
+def around(steps: Steps[T], before: Callable[[], None], after: Callable[[], None]) -> Steps[T]:
+    """``steps``, ``before`` called before each of them and ``after`` after it (also when
+    it raises or is the last); closed, it closes them."""
     try:
         while True:
-            started = clock()
+            before()
             try:
                 next(steps)
             except StopIteration as done:
                 result: T = done.value
                 return result
             finally:
-                spent.ms += (clock() - started) * 1000
+                after()
             yield
     finally:
         steps.close()
+
+
+def metered(
+    steps: Steps[T], spent: Spent, clock: Callable[[], float] = time.perf_counter
+) -> Steps[T]:
+    """``steps``, the time spent in them (not between them) by ``clock`` added to ``spent``
+    step by step (so it is known of steps closed before their end); closed, it closes
+    them."""
+    started = [0.0]
+
+    def start() -> None:
+        started[0] = clock()
+
+    def add() -> None:
+        spent.ms += (clock() - started[0]) * 1000
+
+    return around(steps, start, add)
 
 
 def timed(
