@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from satellite.audio.chunk import AudioChunk
-from satellite.frontend.echo_ringing import TAPS, ResidualModel, power
+from satellite.frontend.echo_ringing import TAPS, ResidualModel
 from satellite.frontend.echo_talk_over import RINGING_MARGIN_DB, WINDOW_FRAMES, TalkOver
-from satellite.stt.keywords import DoubleTalkGate
+from satellite.stt.keywords import DoubleTalkGate, power
 
 RATE = 16_000
 FRAME = 160

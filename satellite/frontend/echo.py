@@ -20,8 +20,8 @@ import numpy.typing as npt
 import soxr
 
 from ..audio.chunk import PIPELINE_RATE_HZ, AudioChunk, to_float_mono
+from ..stt.keywords import power
 from .echo_engines import EchoCanceller, Int16
-from .echo_ringing import power
 
 #: After the last played sample the canceller runs on this long (the room's tail), s.
 TAIL_SECONDS = 0.5

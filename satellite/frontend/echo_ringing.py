@@ -42,14 +42,6 @@ SCALE = 1e-6
 Vector = npt.NDArray[np.float64]
 
 
-def power(samples: bytes | npt.NDArray[np.int16]) -> float:
-    """Mean power of 16-bit samples, plus one (never zero)."""
-    x = (np.frombuffer(samples, dtype="<i2") if isinstance(samples, bytes) else samples).astype(
-        np.float64
-    )
-    return float(np.mean(x * x)) + 1.0 if len(x) else 1.0
-
-
 class ResidualModel:
     """The canceller's output power predicted from the reference's power history.
 

@@ -35,8 +35,8 @@ bench/results/duplex_talk_over.json).
 from __future__ import annotations
 
 from ..audio.chunk import AudioChunk
-from ..stt.keywords import DoubleTalkGate, LearntMargin
-from .echo_ringing import ResidualModel, power
+from ..stt.keywords import DoubleTalkGate, LearntMargin, power
+from .echo_ringing import ResidualModel
 
 #: Frames (10 ms) over which the gate judges an onset.
 WINDOW_FRAMES = 25

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..audio.chunk import AudioChunk
 from ..errors import MissingDependencyError, SatelliteError
@@ -102,8 +103,8 @@ class DoubleTalkGate:
     def add(self, mic: bytes, cancelled: bytes, echo: bool = True) -> None:
         """One 10 ms frame: the microphone and the canceller's output (``echo``: it had
         the speaker's echo to take out; False where it passed the microphone through)."""
-        self._mic.append(_power(mic))
-        self._out.append(_power(cancelled))
+        self._mic.append(power(mic))
+        self._out.append(power(cancelled))
         self._echo.append(echo)
 
     def excess_db(self, window_frames: int = WINDOW_FRAMES, carry: bool = False) -> float | None:
@@ -210,9 +211,12 @@ class LearntMargin:
         self.own_db.clear()
 
 
-def _power(samples: bytes) -> float:
-    x = np.frombuffer(samples, dtype="<i2").astype(np.float64)
-    return float(np.mean(x * x)) + 1.0
+def power(samples: bytes | npt.NDArray[np.int16]) -> float:
+    """Mean power of 16-bit samples, plus one (never zero)."""
+    x = (np.frombuffer(samples, dtype="<i2") if isinstance(samples, bytes) else samples).astype(
+        np.float64
+    )
+    return float(np.mean(x * x)) + 1.0 if len(x) else 1.0
 
 
 class StopWordSpotter:
