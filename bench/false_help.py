@@ -2,7 +2,7 @@
 calls for help and short real commands, per voice family and room.
 
 Run on one core:  taskset -c 1 python bench/false_help.py [--all-voices] [--no-wake]
-[--no-early] [--name NAME]
+[--families festival ...] [--no-early] [--name NAME]
 
 A bare "yes", "no thanks" or "hello" said to the satellite after the wake word with no
 help question open is heard with the commands' grammar, which has no such words: it
@@ -274,6 +274,9 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all-voices", action="store_true", help="every corpus voice")
+    parser.add_argument(
+        "--families", nargs="*", choices=corpus.FAMILIES, help="only these voice families"
+    )
     parser.add_argument("--no-wake", action="store_true", help="said with no wake word")
     parser.add_argument(
         "--rooms", nargs="*", metavar="ROOM", help="these rooms instead (e.g. reverb 'white 10 dB')"
@@ -299,6 +302,8 @@ def main() -> None:
         if len(rooms) != len(args.rooms):
             parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
+    if args.families:
+        voices = [v for v in voices if v.family in args.families]
     print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
     non_commands = tuple(args.non_commands) if args.non_commands else NON_COMMANDS
     data = run(voices, not args.no_wake, rooms, tuple(args.kinds), not args.no_early, non_commands)
