@@ -73,6 +73,15 @@ SHORT_CHECK_FRAMES_PER_STEP = 3
 
 
 @dataclass(frozen=True, slots=True)
+class Searched:
+    """What a check's search heard, and for a call it heard again, its confirmation."""
+
+    heard: SttResult
+    #: What the help confirmation's search heard (None: not made).
+    confirmed: SttResult | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class EarlySearch:
     """The check's search made early, on what the streaming search had heard so far."""
 
@@ -80,7 +89,7 @@ class EarlySearch:
     of: SttResult
     #: Whether it was a call for help's check (searched whole).
     call: bool
-    heard: SttResult
+    searched: Searched
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,23 +154,24 @@ class ShortCheck:
         early, self.early = self.early, None
         usable = early is not None and early.call == call and same_words(early.of, stt)
         if early is not None and usable and self.applies(stt) is not None:
-            heard: SttResult | None = early.heard
+            searched: Searched | None = early.searched
         else:
-            heard = yield from self.search_steps(stt, intent, heard_until)
-        if heard is None:
+            searched = yield from self.search_steps(stt, intent, heard_until)
+        if searched is None:
             return None
+        heard, confirmed = searched.heard, searched.confirmed
         not_a_command = self._not_a_command(stt, heard, call)
         doubts = call and not_a_command is None and not self._heard_as_call(heard)
-        confirmed = None
-        if call and not_a_command is None and not doubts:
-            confirmed = yield from self.confirm_steps(stt, heard_until)
-            doubts = confirmed is not None and not self._heard_as_call(confirmed, CONFIRM_SEARCH)
+        if call and confirmed is not None and not self._heard_as_call(confirmed, CONFIRM_SEARCH):
+            doubts = True
         if doubts:
             again = heard.text if confirmed is None else f"{heard.text}, then {confirmed.text}"
             _LOGGER.info("Heard %r, searched again %r: asked about", stt.text, again)
         return Checked(heard, not_a_command, doubts, confirmed)
 
-    def confirm_steps(self, stt: SttResult, heard_until: float) -> Steps[SttResult | None]:
+    def confirm_steps(
+        self, stt: SttResult, heard_until: float, beside: bool = False
+    ) -> Steps[SttResult | None]:
         """The help confirmation's search for a call ``stt`` its check heard again: the
         utterance up to ``heard_until``, whole, from its own mean (as the check), with
         CallForHelp's sentences beside all that is no command: what it heard, or None
@@ -170,14 +180,15 @@ class ShortCheck:
         if searches is None or not searches.can_confirm:
             return None
         searches.checking = CONFIRM_SEARCH
-        return (yield from self._searched(searches, stt, heard_until, None, False))
+        return (yield from self._searched(searches, stt, heard_until, None, beside))
 
     def search_steps(
         self, stt: SttResult, intent: str, heard_until: float, beside: bool = False
-    ) -> Steps[SttResult | None]:
+    ) -> Steps[Searched | None]:
         """The check's search for ``stt`` read as ``intent``, over the audio up to
-        ``heard_until`` (``beside``: the streaming search going on meanwhile): what it
-        heard, or None when the check is not made."""
+        ``heard_until`` (``beside``: the streaming search going on meanwhile), and for a
+        call it hears again, the confirmation's: what they heard, or None when the
+        check is not made."""
         searches = self.applies(stt)
         if searches is None:
             return None
@@ -192,7 +203,13 @@ class ShortCheck:
             searches.checking = CHECK_SEARCH
         elif not searches.check_short([w.word for w in stt.words]):
             return None
-        return (yield from self._searched(searches, stt, until, since, beside))
+        heard = yield from self._searched(searches, stt, until, since, beside)
+        if heard is None:
+            return None
+        confirmed = None
+        if intent == HELP and self._heard_as_call(heard):
+            confirmed = yield from self.confirm_steps(stt, heard_until, beside)
+        return Searched(heard, confirmed)
 
     def _searched(
         self,
