@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..audio.chunk import AudioChunk
+from ..audio.chunk import AudioChunk, join_frames
 from .base import (
     SearchesBeside,
     SearchesInSteps,
@@ -248,6 +248,28 @@ class HearingSession:
                 steps = recognizer.search_own_mean_steps(frames, whole)
         else:
             steps = one_step(lambda: recognizer.search_own_mean(frames))
+        heard, ms = yield from timed(steps)
+        return SearchAside(heard, ms)
+
+    def search_words_steps(self, heard_until: float) -> Steps[SearchAside | None]:
+        """The utterance up to ``heard_until`` (heard as it was) searched again whole from
+        its own cepstral mean by the grammar alone, for its words: no score (no phone
+        loop: two thirds of the CPU), the same words. None when a search from its own
+        mean would not be made (see ``search_own_mean_steps``). The streaming search is
+        left going on."""
+        recognizer = self.recognizer
+        if not self.settings.own_mean_retry or not isinstance(recognizer, SearchesWhole):
+            return None
+        if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
+            return None
+        frames = self._utterance_frames(heard_until, self.denoised)
+        if not frames:
+            return None
+        own = join_frames(frames)  # (its mean is where the search starts)
+        if isinstance(recognizer, SearchesInSteps):
+            steps = recognizer.search_whole_steps(frames, own)
+        else:
+            steps = one_step(lambda: recognizer.search_whole(frames, own))
         heard, ms = yield from timed(steps)
         return SearchAside(heard, ms)
 
