@@ -182,7 +182,7 @@ class ShortCheck:
         if searches is None or not searches.can_confirm:
             return None
         searches.checking = CONFIRM_SEARCH
-        steps = self.hearing.search_words_steps(heard_until)
+        steps = self.hearing.search_own_mean_steps(heard_until, words_only=True)
         return (yield from self._searched(searches, stt, steps, CONFIRM_FRAMES_PER_STEP))
 
     def search_steps(
