@@ -7,9 +7,9 @@ from it heard Festival's "no", "nope" and "hello" as "help": sent at once to the
 caregivers. So a call it hears again is searched once more with those words beside the
 calls (nlu/help_answers.help_confirm_intent_set): heard there as no call, it is asked
 about ("Do you need help?"), never dropped; a clear call is heard as one and still goes
-out at once. Checked on the grammar, then on Festival's voices after the wake word, the
-takes bench/false_help.py --all-voices --rooms clean --kinds non call counted (their
-seeds).
+out at once. Checked on the grammar, then on Festival's voices after the wake word, and
+with no wake word on flite's and Festival's, the takes bench/false_help.py --all-voices
+--rooms clean --kinds non call [--no-wake] counted (their seeds).
 """
 
 from __future__ import annotations
@@ -117,3 +117,37 @@ def test_a_clear_call_in_festival_still_goes_out_at_once(
 ) -> None:
     """Confirmed as a call: sent at once, not asked about."""
     assert _first_hearing(listener, label, said, seed) == (HELP, False)
+
+
+@pytest.fixture
+def own_listener() -> Iterator[Understanding]:
+    """A warm listener for one take: with no wake word a search starts from the mean
+    live normalisation reached, which the takes heard before move."""
+    yield robustness.warm_listener()
+
+
+@pytest.mark.parametrize(
+    ("label", "said", "seed", "sent_at_once"),
+    [
+        # with the satellite listening on, each went out at once as a call for help before
+        # (bench/false_help.py --no-wake, this seed)
+        ("flite/slt@1", "nope", 14, False),
+        ("festival/ked_diphone@1", "no", 1, False),
+        ("festival/cmu_us_slt_arctic_hts@1", "nope", 14, False),
+        ("festival/cmu_us_slt_arctic_hts@1", "help me", 19, True),
+    ],
+)
+def test_with_no_wake_word_a_no_is_asked_about_and_help_me_still_sent(
+    own_listener: Understanding, label: str, said: str, seed: int, sent_at_once: bool
+) -> None:
+    """Said with no wake word (as after a reply): the confirmation hears no call in "no"
+    and "nope", so each is asked about ("Do you need help?"), not lost as a call should
+    it be one; "help me" is confirmed and sent at once."""
+    voice = next(v for v in corpus.VOICES_ALL if v.label == label)
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    own_listener.question.open = False
+    scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed, wake=False)
+    heard = robustness.replay(Config(), scene.audio, True, own_listener)
+    assert heard.first is not None, f"{label}: {said!r} not heard at all"
+    assert (heard.first.result.intent, heard.first.doubtful) == (HELP, not sent_at_once)
