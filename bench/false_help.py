@@ -2,7 +2,7 @@
 calls for help and short real commands, per voice family and room.
 
 Run on one core:  taskset -c 1 python bench/false_help.py [--all-voices] [--no-wake]
-[--no-early] [--name NAME]
+[--families festival ...] [--no-early] [--name NAME]
 
 A bare "yes", "no thanks" or "hello" said to the satellite after the wake word with no
 help question open is heard with the commands' grammar, which has no such words: it
@@ -140,7 +140,8 @@ def first_hearing(
 
 def meter_checks(understanding: Understanding) -> list[float]:
     """The CPU each check's search costs from now on, ms, one entry per search (a search
-    from its own mean made while the recognizer searches a check's grammar)."""
+    from its own mean made while the recognizer searches a check's grammar, the help
+    confirmation's included)."""
     hearing = understanding.hearing
     searches = getattr(understanding.recognizer, "answer_searches", None)
     inner = hearing.search_own_mean_steps
@@ -274,6 +275,9 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all-voices", action="store_true", help="every corpus voice")
+    parser.add_argument(
+        "--families", nargs="*", choices=corpus.FAMILIES, help="only these voice families"
+    )
     parser.add_argument("--no-wake", action="store_true", help="said with no wake word")
     parser.add_argument(
         "--rooms", nargs="*", metavar="ROOM", help="these rooms instead (e.g. reverb 'white 10 dB')"
@@ -299,6 +303,8 @@ def main() -> None:
         if len(rooms) != len(args.rooms):
             parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
+    if args.families:
+        voices = [v for v in voices if v.family in args.families]
     print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
     non_commands = tuple(args.non_commands) if args.non_commands else NON_COMMANDS
     data = run(voices, not args.no_wake, rooms, tuple(args.kinds), not args.no_early, non_commands)

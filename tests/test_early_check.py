@@ -29,6 +29,10 @@ from tests.understand import FLOOR_RMS
 #: s of audio: the pause that ends it (``early_endpoint_ms``, 0.25 s after the VAD's end
 #: of speech) and a few frames. Checked at the pause, as before, it took 0.4 s or more.
 DECIDED_WITHIN_SECONDS = Config().stt.early_endpoint_ms / 1000.0 + 0.1
+#: ... a call for help its check hears again: it is confirmed by a second search (the
+#: grammar alone, understanding/short_check.py), which the trailing silence does not
+#: hold all of (flite's "help me": 0.42 s with the phone loop, 0.38 s without).
+CALL_DECIDED_WITHIN_SECONDS = DECIDED_WITHIN_SECONDS + 0.05
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,8 @@ def test_a_short_utterance_is_decided_the_same_at_the_pause(
     """A call for help still goes out, flite's "hello" (heard as "hall yellow", a light's
     colour) still switches nothing, a short command is still acted on: the same answer
     as with the check made at the pause, but decided within ``DECIDED_WITHIN_SECONDS``
-    of the end of speech, where the check at the pause decided later. The guess was
-    used, not thrown away."""
+    of the end of speech (a call: ``CALL_DECIDED_WITHIN_SECONDS``), where the check at
+    the pause decided later. The guess was used, not thrown away."""
     if not voice.available:
         pytest.skip(f"{voice.label} is not installed")
     scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed)
@@ -104,7 +108,8 @@ def test_a_short_utterance_is_decided_the_same_at_the_pause(
     early, before = _both_ways(listener, scene.audio, scene.command_end)
     assert (early.intent, early.doubtful) == (before.intent, before.doubtful)
     assert early.intent == intent
-    assert early.after_seconds <= DECIDED_WITHIN_SECONDS < before.after_seconds
+    within = CALL_DECIDED_WITHIN_SECONDS if intent == "CallForHelp" else DECIDED_WITHIN_SECONDS
+    assert early.after_seconds <= within < before.after_seconds
     assert tally.used == used + 1
 
 

@@ -17,7 +17,15 @@ from typing import Any
 
 import yaml
 
-from .intents import NOT_A_COMMAND, IntentSet, UnknownLanguageError, care_intents_yaml, not_commands
+from .intents import (
+    NOT_A_COMMAND,
+    IntentSet,
+    UnknownLanguageError,
+    care_intents_yaml,
+    greetings,
+    like_a_call,
+    not_commands,
+)
 
 _DIR = Path(__file__).resolve().parent
 
@@ -67,6 +75,26 @@ def help_check_intent_set(language: str) -> IntentSet:
         "intents": {
             HELP: care_intents_yaml(language)["intents"][HELP],
             NOT_A_COMMAND: {"data": [{"sentences": list(not_commands(language))}]},
+        },
+    }
+    intents = hassil.Intents.from_dict(data)
+    return IntentSet(language, intents, dict(intents.slot_lists), (HELP, NOT_A_COMMAND))
+
+
+def help_confirm_intent_set(language: str) -> IntentSet:
+    """CallForHelp's sentences beside everything short said that is no command: the
+    not-commands, the greetings and what sounds like part of a call ("nope", "oh": the
+    care intents' ``like_a_call``). A call the help check heard again is searched once
+    more with these (understanding/short_check.py): heard as no call there, it is asked
+    about, never dropped, so words too like a call for the help check can be here."""
+    import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
+
+    said = [*not_commands(language), *greetings(language), *like_a_call(language)]
+    data = {
+        "language": language.split("_", maxsplit=1)[0],
+        "intents": {
+            HELP: care_intents_yaml(language)["intents"][HELP],
+            NOT_A_COMMAND: {"data": [{"sentences": said}]},
         },
     }
     intents = hassil.Intents.from_dict(data)

@@ -159,6 +159,19 @@ def not_commands(language: str) -> tuple[str, ...]:
     return tuple(str(t) for t in care_intents_yaml(language).get("not_commands", ()))
 
 
+def greetings(language: str) -> tuple[str, ...]:
+    """The templates of greetings in ``language`` (the care intents' ``greetings``: no
+    command either, but never beside a call in the help check)."""
+    return tuple(str(t) for t in care_intents_yaml(language).get("greetings", ()))
+
+
+def like_a_call(language: str) -> tuple[str, ...]:
+    """The templates of things said that are no command but sound like part of a call
+    for help (the care intents' ``like_a_call``): only beside a call in the search that
+    confirms it (nlu/help_answers.help_confirm_intent_set)."""
+    return tuple(str(t) for t in care_intents_yaml(language).get("like_a_call", ()))
+
+
 def load_intent_set(
     language: str,
     names: tuple[str, ...],

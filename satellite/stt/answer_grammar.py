@@ -2,7 +2,9 @@
 a pocketsphinx decoder as a search of its own beside the commands'; and the help check's
 (CallForHelp's sentences beside the things said that are no command: "yes", "no
 thanks"), which a call for help heard with the commands' grammar is searched again with
-(understanding/belief.py); and the short check's, made for each check: the sentence
+(understanding/belief.py); the help confirmation's (CallForHelp's sentences beside all
+that is no command, "nope" and "oh" too), which a call the help check heard again is
+searched once more with; and the short check's, made for each check: the sentence
 the commands' search heard beside the not-commands, which any other intent heard from a
 word or two is searched again with (understanding/short_check.py).
 
@@ -20,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..nlu.help_answers import answer_intent_set, help_check_intent_set
-from ..nlu.intents import NOT_A_COMMAND, IntentSet, care_intents_yaml, not_commands
+from ..nlu.help_answers import answer_intent_set, help_check_intent_set, help_confirm_intent_set
+from ..nlu.intents import NOT_A_COMMAND, IntentSet, greetings, not_commands
 from .fsg import Grammar, cached_grammar
 from .grammar import build_grammar
 from .lexicon import default_dictionary, dictionary_words, number_words
@@ -33,6 +35,8 @@ T = TypeVar("T")
 ANSWERS_SEARCH = "answers"
 #: The name of the help check's search in a decoder.
 CHECK_SEARCH = "help_check"
+#: The name of the help confirmation's search in a decoder.
+CONFIRM_SEARCH = "help_confirm"
 #: The name of the short check's search (made for each check).
 SHORT_CHECK_SEARCH = "short_check"
 
@@ -50,12 +54,15 @@ class AnswerGrammar:
     check_path: Path | None = None
     #: The not-commands and greetings (put beside a sentence heard for the short check).
     not_commands: Grammar | None = None
+    #: The help confirmation's grammar and its FSG file.
+    confirm: Grammar | None = None
+    confirm_path: Path | None = None
 
 
 def answer_grammar(language: str, cache_dir: str) -> AnswerGrammar:
     """The answers' and the help check's grammars for ``language``, their FSGs written to
     ``cache_dir`` (again if the cache was pruned since: see built.py)."""
-    grammar, check, not_commands, phones = _compiled(language)
+    grammar, check, not_commands, confirm, phones = _compiled(language)
     cache = Path(cache_dir).expanduser()
     return AnswerGrammar(
         grammar,
@@ -64,13 +71,17 @@ def answer_grammar(language: str, cache_dir: str) -> AnswerGrammar:
         check,
         cached_grammar(check, cache),
         not_commands,
+        confirm,
+        cached_grammar(confirm, cache),
     )
 
 
 @functools.lru_cache(maxsize=4)
-def _compiled(language: str) -> tuple[Grammar, Grammar, Grammar, tuple[tuple[str, str], ...]]:
-    """The answers', the help check's and the not-commands' grammars and the phones of
-    their words (once per process)."""
+def _compiled(
+    language: str,
+) -> tuple[Grammar, Grammar, Grammar, Grammar, tuple[tuple[str, str], ...]]:
+    """The answers', the help check's, the not-commands' and the help confirmation's
+    grammars and the phones of their words (once per process)."""
     words = dictionary_words(default_dictionary(language))
 
     def build(intent_set: IntentSet) -> Grammar:
@@ -79,12 +90,13 @@ def _compiled(language: str) -> tuple[Grammar, Grammar, Grammar, tuple[tuple[str
     grammar = build(answer_intent_set(language))
     check = build(help_check_intent_set(language))
     not_commands = build(short_check_intent_set(language))
+    confirm = build(help_confirm_intent_set(language))
     phones = []
-    for word in sorted(grammar.words | check.words | not_commands.words):
+    for word in sorted(grammar.words | check.words | not_commands.words | confirm.words):
         spelled = words.phones(word)
         if spelled:
             phones.append((word, " ".join(spelled)))
-    return grammar, check, not_commands, tuple(phones)
+    return grammar, check, not_commands, confirm, tuple(phones)
 
 
 def short_check_intent_set(language: str) -> IntentSet:
@@ -92,12 +104,10 @@ def short_check_intent_set(language: str) -> IntentSet:
     the short check puts beside the sentence heard (understanding/short_check.py)."""
     import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
 
-    greetings = [str(t) for t in care_intents_yaml(language).get("greetings", ())]
+    said = [*not_commands(language), *greetings(language)]
     data = {
         "language": language.split("_", maxsplit=1)[0],
-        "intents": {
-            NOT_A_COMMAND: {"data": [{"sentences": [*not_commands(language), *greetings]}]}
-        },
+        "intents": {NOT_A_COMMAND: {"data": [{"sentences": said}]}},
     }
     intents = hassil.Intents.from_dict(data)
     return IntentSet(language, intents, dict(intents.slot_lists), (NOT_A_COMMAND,))
@@ -120,20 +130,24 @@ def beside(sentence: Sequence[str], other: Grammar) -> Grammar:
 
 
 def add_answers(decoder: Any, answers: AnswerGrammar) -> None:
-    """Add the answers' and the help check's searches to ``decoder`` (not activated), and
-    their words to the decoder's dictionary where they are missing."""
+    """Add the answers', the help check's and the help confirmation's searches to
+    ``decoder`` (not activated), and their words to the decoder's dictionary where they
+    are missing."""
     missing = [(w, p) for w, p in answers.phones if decoder.lookup_word(w) is None]
     for index, (word, phones) in enumerate(missing):
         decoder.add_word(word, phones, index == len(missing) - 1)
     decoder.add_fsg(ANSWERS_SEARCH, decoder.read_fsg(os.fspath(answers.path)))
     if answers.check_path is not None:
         decoder.add_fsg(CHECK_SEARCH, decoder.read_fsg(os.fspath(answers.check_path)))
+    if answers.confirm_path is not None:
+        decoder.add_fsg(CONFIRM_SEARCH, decoder.read_fsg(os.fspath(answers.confirm_path)))
 
 
 class AnswerSearches:
     """Which grammar a recognizer's grammar decoders search: the commands' (their own
     search), the answers' (``ANSWERS_SEARCH``, added to each), or for a search aside one
-    of the checks' (``CHECK_SEARCH`` or ``SHORT_CHECK_SEARCH``, while ``checking``)."""
+    of the checks' (``CHECK_SEARCH``, ``CONFIRM_SEARCH`` or ``SHORT_CHECK_SEARCH``, while
+    ``checking``)."""
 
     def __init__(self, commands: Grammar, decoders: tuple[Any, ...], answers: AnswerGrammar | None):
         self.commands = commands
@@ -154,6 +168,11 @@ class AnswerSearches:
     def can_check(self) -> bool:
         """Whether the decoders hold the help check's search."""
         return self.answers is not None and self.answers.check is not None
+
+    @property
+    def can_confirm(self) -> bool:
+        """Whether the decoders hold the help confirmation's search."""
+        return self.answers is not None and self.answers.confirm is not None
 
     def check_short(self, sentence: Sequence[str]) -> bool:
         """Search the short check's grammar, the word sequence ``sentence`` beside the
@@ -190,6 +209,8 @@ class AnswerSearches:
             return self.commands
         if self.checking == CHECK_SEARCH and self.answers.check is not None:
             return self.answers.check
+        if self.checking == CONFIRM_SEARCH and self.answers.confirm is not None:
+            return self.answers.confirm
         if self.checking == SHORT_CHECK_SEARCH and self.short is not None:
             return self.short
         return self.answers.grammar if self.on else self.commands

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..audio.chunk import AudioChunk
+from ..audio.chunk import AudioChunk, join_frames
 from .base import (
     SearchesBeside,
     SearchesInSteps,
@@ -218,20 +218,22 @@ class HearingSession:
         return Room(loud, reverb)
 
     def search_own_mean_steps(
-        self, heard_until: float, since: float | None = None, beside: bool = False
+        self,
+        heard_until: float,
+        since: float | None = None,
+        beside: bool = False,
+        words_only: bool = False,
     ) -> Steps[SearchAside | None]:
         """The utterance up to ``heard_until`` (heard as it was, raw or denoised) searched
         again from its own cepstral mean (``since``: only its audio from then on, the span
         of its words, from the whole utterance's mean): None when that is off, the
         recognizer cannot, the room is loud (searching noise costs more, and the loud
         room's needs let nothing through that way), the utterance is too long or the
-        history lost it (``beside``: the streaming search goes on meanwhile, if it can)."""
-        recognizer = self.recognizer
-        if beside and not isinstance(recognizer, SearchesBeside):
+        history lost it (``beside``: the streaming search goes on meanwhile, if it can;
+        ``words_only``: by the grammar alone, beside it, unscored: 2/3 of the CPU)."""
+        if not self.settings.own_mean_retry or self.loud:
             return None
-        if not self.settings.own_mean_retry or not isinstance(recognizer, SearchesOwnMean):
-            return None
-        if self.loud or heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
+        if heard_until - self._first_seconds > OWN_MEAN_MAX_SECONDS:
             return None
         whole = self._utterance_frames(heard_until, self.denoised)
         frames = whole
@@ -239,15 +241,9 @@ class HearingSession:
             frames = [f for f in whole if f.timestamp_seconds >= since - 1e-6]
         if not whole or not frames:
             return None
-        if beside and isinstance(recognizer, SearchesBeside):
-            steps = recognizer.search_beside_steps(frames, whole)
-        elif isinstance(recognizer, SearchesInSteps):
-            if frames is whole:
-                steps = recognizer.search_own_mean_steps(frames)
-            else:  # a span of it, from the mean of the whole (sphinx.py)
-                steps = recognizer.search_own_mean_steps(frames, whole)
-        else:
-            steps = one_step(lambda: recognizer.search_own_mean(frames))
+        steps = _own_mean_steps(self.recognizer, frames, whole, beside, words_only)
+        if steps is None:
+            return None
         heard, ms = yield from timed(steps)
         return SearchAside(heard, ms)
 
@@ -317,6 +313,35 @@ class HearingSession:
         for frame in frames:
             self.recognizer.process(frame)
             yield
+
+
+def _own_mean_steps(
+    recognizer: SpeechRecognizer,
+    frames: list[AudioChunk],
+    whole: list[AudioChunk],
+    beside: bool,
+    words_only: bool,
+) -> Steps[SttResult] | None:
+    """``recognizer``'s search of ``frames`` from the mean of ``whole`` (see
+    ``HearingSession.search_own_mean_steps``), or None when it cannot make it."""
+    if not isinstance(recognizer, SearchesOwnMean):
+        return None
+    if words_only:  # (the same words as with the phone loop)
+        if not isinstance(recognizer, SearchesWhole):
+            return None
+        own = join_frames(whole)
+        if isinstance(recognizer, SearchesInSteps):
+            return recognizer.search_whole_steps(frames, own)
+        return one_step(lambda: recognizer.search_whole(frames, own))
+    if beside:
+        if not isinstance(recognizer, SearchesBeside):
+            return None
+        return recognizer.search_beside_steps(frames, whole)
+    if isinstance(recognizer, SearchesInSteps):
+        if frames is whole:
+            return recognizer.search_own_mean_steps(frames)
+        return recognizer.search_own_mean_steps(frames, whole)  # a span, the whole's mean
+    return one_step(lambda: recognizer.search_own_mean(frames))
 
 
 def words_in_speech(heard: SttResult, speech_end_seconds: float) -> bool:

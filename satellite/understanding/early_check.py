@@ -7,8 +7,9 @@ that may end the utterance (``early_endpoint_ms`` of silence), so its CPU came a
 end of speech, before the first sound. At the first frame of trailing silence of short
 speech (at most ``GUESS_MAX_SPEECH_SECONDS``, not a follow-on, in a room that is not
 loud or reverberant there), what the streaming search has heard so far is read; if it
-is an intent that would be checked, the check's search is made at once over the audio
-so far, beside the streaming search, which goes on as before (a *guess*).
+is an intent that would be checked, the check's search (and for a call it hears again,
+the confirmation's) is made at once over the audio so far, beside the streaming search,
+which goes on as before (a *guess*).
 
 A guess may be for nothing, so it never puts off other work: its first step is done in
 turn (what it reads, it reads where it was queued), the rest of its search is queued
@@ -35,7 +36,7 @@ from ..stt.session import HearingSession
 from ..stt.settings import SttSettings
 from ..stt.steps import Spent, Steps, metered
 from .belief import Belief
-from .short_check import EarlySearch, same_words
+from .short_check import EarlySearch, Searched, same_words
 
 _LOGGER = logging.getLogger(__name__)
 #: Speech (onset to the end of speech, by the VAD) longer than this is not guessed on,
@@ -76,7 +77,7 @@ class _Searching:
     reverberant: bool
     spent: Spent
     #: Its search, a step done (``metered`` into ``spent``).
-    search: Steps[SttResult | None]
+    search: Steps[Searched | None]
     #: The rest of its search, then the guess made: the work queued.
     steps: Steps[None] | None = None
 
@@ -220,16 +221,17 @@ class EarlyCheck:
 
     def _rest_steps(self, searching: _Searching) -> Steps[None]:
         """The rest of a guess's search, then the guess made."""
-        heard = yield from searching.search
+        searched = yield from searching.search
         if self._searching is searching:
             self._searching = None
-        if heard is not None:  # (a search begun gives a result)
-            self._made(searching, heard)
+        if searched is not None:  # (a search begun gives a result)
+            self._made(searching, searched)
 
-    def _made(self, searching: _Searching, heard: SttResult) -> None:
-        """The guess's search heard ``heard``: left for the check."""
+    def _made(self, searching: _Searching, searched: Searched) -> None:
+        """The guess's search (and a call's confirmation) heard ``searched``: left for
+        the check."""
         check = self.belief.short_check
-        check.early = EarlySearch(searching.of, searching.call, heard)
+        check.early = EarlySearch(searching.of, searching.call, searched)
         cpu_ms = round(searching.spent.ms, 2)
         self._guess = _Guess(check.early, searching.reverberant, cpu_ms)
         _LOGGER.debug("Guessed on %r (%.1f ms CPU)", searching.of.text, cpu_ms)
