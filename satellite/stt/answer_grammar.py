@@ -48,7 +48,8 @@ class AnswerGrammar:
     #: The help check's grammar and its FSG file.
     check: Grammar | None = None
     check_path: Path | None = None
-    #: The not-commands and greetings (put beside a sentence heard for the short check).
+    #: The not-commands, greetings and fillers (beside a sentence heard for the short
+    #: check).
     not_commands: Grammar | None = None
 
 
@@ -88,11 +89,13 @@ def _compiled(language: str) -> tuple[Grammar, Grammar, Grammar, tuple[tuple[str
 
 
 def short_check_intent_set(language: str) -> IntentSet:
-    """The things said that are no command and the greetings (``NOT_A_COMMAND``): what
-    the short check puts beside the sentence heard (understanding/short_check.py)."""
+    """The things said that are no command, the greetings and the fillers ("oh", "hmm")
+    (``NOT_A_COMMAND``): what the short check puts beside the sentence heard
+    (understanding/short_check.py)."""
     import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
 
-    greetings = [str(t) for t in care_intents_yaml(language).get("greetings", ())]
+    care = care_intents_yaml(language)
+    greetings = [str(t) for key in ("greetings", "fillers") for t in care.get(key, ())]
     data = {
         "language": language.split("_", maxsplit=1)[0],
         "intents": {
