@@ -125,6 +125,17 @@ def available(voices: Sequence[Voice]) -> list[Voice]:
     return [v for v in voices if v.available]
 
 
+def installed(label: str) -> Voice:
+    """The corpus voice labelled ``label`` (``family/name@rate``, or only its name);
+    the test asking for it is skipped if its synthesiser is not installed."""
+    import pytest  # noqa: PLC0415  (only tests ask for one voice)
+
+    voice = next(v for v in VOICES_ALL if label in (v.label, v.name))
+    if not voice.available:
+        pytest.skip(f"voice {voice.label} is not installed (scripts/bootstrap.sh installs it)")
+    return voice
+
+
 T = TypeVar("T")
 
 

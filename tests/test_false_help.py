@@ -86,7 +86,10 @@ def test_the_short_check_hears_the_sentence_heard_or_a_not_command_and_nothing_e
     assert not answers.not_commands.accepts(["help"])
     # greetings beside a sentence heard, never beside a call for help ("hello": help)
     assert short.accepts(["hello"]) and short.accepts(["hi", "there"])
+    # and sounds made while thinking ("oh" was heard as "hall eight"), never beside a call
+    assert short.accepts(["hmm"]) and short.accepts(["oh"]) and short.accepts(["nope"])
     assert answers.check is not None and not answers.check.accepts(["hello"])
+    assert not answers.check.accepts(["oh"]) and not answers.check.accepts(["hmm"])
 
 
 def test_a_not_command_is_concluded_as_not_understood_with_nothing_to_ask() -> None:
@@ -292,13 +295,6 @@ def fresh_listener() -> Iterator[Understanding]:
     yield robustness.warm_listener()
 
 
-def _voice(label: str) -> corpus.Voice:
-    voice = next(v for v in corpus.VOICES_ALL if v.label == label)
-    if not voice.available:
-        pytest.skip(f"{voice.label} is not installed")
-    return voice
-
-
 @pytest.mark.parametrize(
     ("label", "said", "seed"),
     [
@@ -314,7 +310,9 @@ def test_a_call_its_check_does_not_hear_again_is_asked_about(
     a thing that is no command goes out only once the person says yes: "Do you need
     help?" first. Never lost either way."""
     fresh_listener.question.open = False
-    scene = robustness.scene(_voice(label), said, corpus.Room("clean"), seed=seed, wake=False)
+    scene = robustness.scene(
+        corpus.installed(label), said, corpus.Room("clean"), seed=seed, wake=False
+    )
     heard = robustness.replay(Config(), scene.audio, True, fresh_listener)
     assert heard.first is not None, f"{label}: {said!r} not heard"
     assert (heard.first.result.intent, heard.first.doubtful) == ("CallForHelp", True)
@@ -332,3 +330,48 @@ def test_a_call_its_check_hears_again_goes_out_at_once(
     heard = robustness.replay(Config(), scene.audio, False, fresh_listener)
     assert heard.wakes and heard.first is not None, f"{voice.label}: 'help me' not heard"
     assert (heard.first.result.intent, heard.first.doubtful) == ("CallForHelp", False)
+
+
+@pytest.mark.parametrize(
+    ("said", "seed", "heard_before"),
+    [
+        # each was acted on at once before (bench/false_help.py --all-voices, these seeds)
+        ("i'm fine", 7, "timer for nine minute"),  # its words spanned 1.07 s: not checked
+        ("oh", 12, "hall eight"),  # the check heard "no", 3.7 worse per frame
+        ("all right", 13, "all our light on"),  # its words spanned 1.06 s
+    ],
+)
+def test_a_filler_or_a_not_command_said_slowly_switches_nothing(
+    fresh_listener: Understanding, said: str, seed: int, heard_before: str
+) -> None:
+    """Okay nabu, then "i'm fine", "oh" or "all right" in flite's slow rms voice, a quiet
+    room: each started a timer, set a light or asked about the lights at once (heard as
+    ``heard_before``). The short check now takes words spanning up to 1.25 s and
+    hears fillers ("oh", "hmm", "um" ...) beside the sentence heard: not
+    understood, nothing done or asked."""
+    voice = corpus.installed("flite/rms@1.15")
+    fresh_listener.question.open = False
+    scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed)
+    heard = robustness.replay(Config(), scene.audio, False, fresh_listener)
+    assert heard.wakes, f"{voice.label}: the wake word was not heard"
+    assert heard.first is not None, f"{voice.label}: {said!r} not heard at all"
+    outcome = (heard.first.result.intent, heard.first.doubtful)
+    assert outcome == (None, False), (
+        f"{said!r} heard as {heard.first.result.text!r} (before: {heard_before!r})"
+    )
+
+
+def test_a_call_its_check_hears_again_but_scores_poorly_is_asked_about(
+    fresh_listener: Understanding,
+) -> None:
+    """Okay nabu, "never mind" in eSpeak's en-us+f3 voice (bench/false_help.py
+    --all-voices, this seed) was heard as "get me my nurse" and sent at once: its check
+    heard "get me my nurse" again, scored below what the check's not-commands must
+    score. A call heard again so poorly is asked about ("Do you need help?"): not sent
+    at once, never dropped."""
+    voice = corpus.installed("espeak/en-us+f3@140")
+    fresh_listener.question.open = False
+    scene = robustness.scene(voice, "never mind", corpus.Room("clean"), seed=36)
+    heard = robustness.replay(Config(), scene.audio, False, fresh_listener)
+    assert heard.wakes and heard.first is not None, f"{voice.label}: 'never mind' not heard"
+    assert (heard.first.result.intent, heard.first.doubtful) == ("CallForHelp", True)

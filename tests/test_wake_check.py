@@ -34,16 +34,9 @@ NOT_THE_PHRASE = (
 )
 
 
-def _voice(name: str) -> corpus.Voice:
-    found = [v for v in corpus.available(corpus.VOICES_ALL) if v.name == name]
-    if not found:
-        pytest.skip(f"voice {name} is not installed (scripts/bootstrap.sh installs it)")
-    return found[0]
-
-
 def _scene(name: str, room: corpus.Room, index: int) -> robustness.Scene:
     text = [t for t, _, _ in commands()][::4][index]
-    return robustness.scene(_voice(name), text, room, index)
+    return robustness.scene(corpus.installed(name), text, room, index)
 
 
 def _config(checked_above: float | None) -> Config:
@@ -107,7 +100,7 @@ def test_the_check_is_spread_over_frames() -> None:
 
 def test_speech_that_is_not_the_phrase_is_rejected() -> None:
     """Reading in which the model peaks in the band: the check runs and rejects it."""
-    voice = _voice("rms")
+    voice = corpus.installed("rms")
     audio = np.concatenate(
         [np.concatenate([corpus.speak(voice, s), synth.silence(0.15)]) for s in NOT_THE_PHRASE]
     )

@@ -153,23 +153,34 @@ def care_intents_yaml(language: str) -> dict[str, Any]:
     return data
 
 
+def _templates(language: str, key: str) -> tuple[str, ...]:
+    """The care intents' templates listed under ``key`` in ``language``."""
+    return tuple(str(t) for t in care_intents_yaml(language).get(key, ()))
+
+
 def not_commands(language: str) -> tuple[str, ...]:
     """The templates of things said that are no command, in ``language`` (the care
     intents' ``not_commands``): see nlu/help_answers.help_check_intent_set."""
-    return tuple(str(t) for t in care_intents_yaml(language).get("not_commands", ()))
+    return _templates(language, "not_commands")
 
 
 def greetings(language: str) -> tuple[str, ...]:
     """The templates of greetings in ``language`` (the care intents' ``greetings``: no
     command either, but never beside a call in the help check)."""
-    return tuple(str(t) for t in care_intents_yaml(language).get("greetings", ()))
+    return _templates(language, "greetings")
 
 
 def like_a_call(language: str) -> tuple[str, ...]:
     """The templates of things said that are no command but sound like part of a call
     for help (the care intents' ``like_a_call``): only beside a call in the search that
     confirms it (nlu/help_answers.help_confirm_intent_set)."""
-    return tuple(str(t) for t in care_intents_yaml(language).get("like_a_call", ()))
+    return _templates(language, "like_a_call")
+
+
+def fillers(language: str) -> tuple[str, ...]:
+    """The templates of sounds made while thinking ("oh", "hmm"; the care intents'
+    ``fillers``): only beside a sentence heard in the short check (stt/answer_grammar)."""
+    return _templates(language, "fillers")
 
 
 def load_intent_set(

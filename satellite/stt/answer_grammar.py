@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..nlu.help_answers import answer_intent_set, help_check_intent_set, help_confirm_intent_set
-from ..nlu.intents import NOT_A_COMMAND, IntentSet, greetings, not_commands
+from ..nlu.intents import NOT_A_COMMAND, IntentSet, fillers, greetings, not_commands
 from .fsg import Grammar, cached_grammar
 from .grammar import build_grammar
 from .lexicon import default_dictionary, dictionary_words, number_words
@@ -52,7 +52,8 @@ class AnswerGrammar:
     #: The help check's grammar and its FSG file.
     check: Grammar | None = None
     check_path: Path | None = None
-    #: The not-commands and greetings (put beside a sentence heard for the short check).
+    #: The not-commands, greetings and fillers (beside a sentence heard for the short
+    #: check).
     not_commands: Grammar | None = None
     #: The help confirmation's grammar and its FSG file.
     confirm: Grammar | None = None
@@ -100,11 +101,12 @@ def _compiled(
 
 
 def short_check_intent_set(language: str) -> IntentSet:
-    """The things said that are no command and the greetings (``NOT_A_COMMAND``): what
-    the short check puts beside the sentence heard (understanding/short_check.py)."""
+    """The things said that are no command, the greetings and the fillers ("oh", "hmm")
+    (``NOT_A_COMMAND``): what the short check puts beside the sentence heard
+    (understanding/short_check.py)."""
     import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
 
-    said = [*not_commands(language), *greetings(language)]
+    said = [*not_commands(language), *greetings(language), *fillers(language)]
     data = {
         "language": language.split("_", maxsplit=1)[0],
         "intents": {NOT_A_COMMAND: {"data": [{"sentences": said}]}},

@@ -40,7 +40,8 @@ from .short_check import EarlySearch, Searched, same_words
 
 _LOGGER = logging.getLogger(__name__)
 #: Speech (onset to the end of speech, by the VAD) longer than this is not guessed on,
-#: s: only words spanning at most ``SHORT_CHECK_MAX_SPEECH_SECONDS`` (1 s) are checked.
+#: s: only words spanning at most ``SHORT_CHECK_MAX_SPEECH_SECONDS`` (1.25 s) are
+#: checked.
 GUESS_MAX_SPEECH_SECONDS = 1.25
 
 
