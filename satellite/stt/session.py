@@ -149,7 +149,7 @@ class HearingSession:
             )
             frames = [mic.get(f, self.denoised) for f in frames]
             if not continuous:
-                context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
+                context = mic.context(first, CONTEXT_SECONDS, self.denoised)
         self.loud = self.denoised
         self.reverb_seconds = None
         yield from self._search_steps(first, frames, context)
@@ -295,7 +295,7 @@ class HearingSession:
             return None
         context = None
         if self._with_context:
-            context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
+            context = self._mic.context(self._first_seconds, CONTEXT_SECONDS, denoised)
         return frames, context
 
     def _utterance_frames(self, now_seconds: float, denoised: bool) -> list[AudioChunk] | None:
