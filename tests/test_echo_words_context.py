@@ -62,6 +62,8 @@ def test_a_context_reaches_back_only_to_the_satellites_own_voice() -> None:
     assert context is not None and context.timestamp_seconds == pytest.approx(1.2)
     # own voice just before the command: no context (the live mean)
     assert _history(range(0, 170)).context(1.75, 1.5) is None
+    # a recognizer that has searched nothing yet (its live mean cold): the whole span
+    assert _frames_in(_history(range(0, 170)).context(1.75, 1.5, warm=False)) == 150
     short = round(MIN_CONTEXT_SECONDS * 100) - 1
     assert _history(range(0, 175 - short)).context(1.75, 1.5) is None
     assert _frames_in(_history(range(0, 175 - short - 1)).context(1.75, 1.5)) == short + 1

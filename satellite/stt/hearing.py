@@ -59,7 +59,7 @@ class MicHistory:
         return _key(frame) in self._own
 
     def context(
-        self, seconds: float, span_seconds: float, denoised: bool = False
+        self, seconds: float, span_seconds: float, denoised: bool = False, warm: bool = True
     ) -> AudioChunk | None:
         """The context a search adapts to (its cepstral mean): ``before``, but only back to
         the last frame that held only what the echo canceller left of the satellite's own
@@ -67,10 +67,11 @@ class MicHistory:
         starts from the live mean). Over a reply the audio before a command is what the
         canceller left of the reply, and a search that started from its mean made words
         of it ("i need help" heard as "lighting out bathroom"; bench/echo_words.py
-        --loop)."""
+        --loop). Not ``warm`` (the recognizer has searched nothing yet: its live mean is
+        cold, and a first command over a reply came out empty from it) the whole span."""
         frames = self._denoised if denoised else self._raw
         span = [k for k in self._order if seconds - span_seconds <= k < seconds - 1e-6]
-        keys = _after_own_voice(span, self._own)
+        keys = _after_own_voice(span, self._own) if warm else span
         if not keys or (len(keys) < len(span) and not enough_context(len(keys))):
             return None
         return join_frames([frames[k] for k in keys])
