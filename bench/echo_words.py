@@ -14,7 +14,10 @@ own recognizer (its cepstral mean carries over from one hearing to the next).
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo_words \
         [--every N] [--all-rooms] [--engines speex,mdf,mdf-residual] [--skip-uncancelled]
-        [--mean-from live|speech]
+        [--mean-from live|speech] [--loop] [--rt60 0.4] [--families espeak,flite]
+
+``--loop``: each engine also as ``<engine>-loop``, the commands heard through the real
+frame loop while the satellite speaks (bench/echo_words_loop.py).
 
 Writes bench/results/echo_words.json (``--name``) and prints a table per voice family x
 room.
@@ -30,6 +33,7 @@ import numpy as np
 
 from bench.common import print_table, write_results
 from bench.echo import MDF_KALMAN, canceller_for
+from bench.echo_words_loop import LoopRoom
 from satellite.config import Config
 from satellite.frontend.echo_engines import (
     EchoCanceller,
@@ -76,6 +80,18 @@ def _summary(hearings: list[Hearing]) -> dict[str, Any]:
     }
 
 
+def _trial(room: Room, voice: str, text: str, condition: str, hearing: Hearing) -> dict[str, Any]:
+    return {
+        "room": f"{room.delay_ms:g}ms/{room.rt60_seconds:g}s",
+        "voice": voice,
+        "command": text,
+        "condition": condition,
+        "transcript": hearing.transcript,
+        "word_accuracy": round(hearing.accuracy, 3),
+        "intent_right": hearing.intent_right,
+    }
+
+
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=int, default=4, help="every Nth command (1: all)")
@@ -95,14 +111,38 @@ def _arguments() -> argparse.Namespace:
         help="where a search starts its cepstral mean: live normalisation (the default) "
         "or the last speech heard (RecentSpeech)",
     )
+    parser.add_argument(
+        "--loop", action="store_true", help="each engine also through the real loop (-loop)"
+    )
+    parser.add_argument("--rt60", type=float, nargs="+", default=None, help="only these rooms")
+    parser.add_argument("--families", default=None, help="comma-separated voice families")
     parser.add_argument("--name", default="echo_words", help="bench/results/<name>.json")
     return parser.parse_args()
+
+
+def _print(
+    rows: list[dict[str, Any]], conditions: tuple[str, ...], engines: tuple[str, ...]
+) -> None:
+    headers = ["family", "delay_ms", "rt60_s"]
+    for condition in conditions:
+        headers += [f"{condition} words", f"{condition} intent"]
+    headers += [f"{e}-alone pts" for e in engines]
+    table = []
+    for row in rows:
+        cells: list[Any] = [row["family"], row["delay_ms"], row["rt60_s"]]
+        for condition in conditions:
+            cells += [row[condition]["word_accuracy"], row[condition]["intent_right"]]
+        cells += [row[f"{e}_minus_alone_points"] for e in engines]
+        table.append(cells)
+    print_table(headers, table)
 
 
 def main() -> None:
     args = _arguments()
     engines = args.engines.split(",")
-    conditions = ("alone", *engines, *(() if args.skip_uncancelled else ("uncancelled",)))
+    loops = [f"{e}-loop" for e in engines] if args.loop else []
+    uncancelled = () if args.skip_uncancelled else ("uncancelled",)
+    conditions = ("alone", *engines, *uncancelled)
     config = Config()
     # one recognizer per condition: its cepstral mean carries from one hearing to the
     # next, and should carry only over audio of the same kind
@@ -115,7 +155,11 @@ def main() -> None:
     earlier = scale_to(corpus.speak(satellite, EARLIER).astype(np.float64), REPLY_LEVEL_DB)
     chosen = commands()[:: args.every]
     voices = corpus.available(corpus.VOICES_CI)
+    if args.families:
+        voices = [v for v in voices if v.family in args.families.split(",")]
     rooms = ROOMS_ALL if args.all_rooms else ROOMS_DIAGONAL
+    if args.rt60:
+        rooms = tuple(r for r in rooms if r.rt60_seconds in args.rt60)
     rows: list[dict[str, Any]] = []
     trials: list[dict[str, Any]] = []
     started = time.process_time()
@@ -132,8 +176,9 @@ def main() -> None:
         }
         for speaking in speakings.values():
             speaking.reply(earlier)  # it has heard the room before
+        in_loop = {f"{e}-loop": LoopRoom(e, room, earlier) for e in engines} if loops else {}
         for voice in voices:
-            heard: dict[str, list[Hearing]] = {c: [] for c in conditions}
+            heard: dict[str, list[Hearing]] = {c: [] for c in (*conditions, *loops)}
             for text, intent, slots in chosen:
                 person = scale_to(corpus.speak(voice, text).astype(np.float64), level_db(reply) - 6)
                 at = int(AT_SECONDS * RATE)
@@ -153,30 +198,24 @@ def main() -> None:
                         slots,
                     )
                     heard[condition].append(hearing)
-                    trials.append(
-                        {
-                            "room": f"{room.delay_ms:g}ms/{room.rt60_seconds:g}s",
-                            "voice": voice.label,
-                            "command": text,
-                            "condition": condition,
-                            "transcript": hearing.transcript,
-                            "word_accuracy": round(hearing.accuracy, 3),
-                            "intent_right": hearing.intent_right,
-                        }
-                    )
+                    trials.append(_trial(room, voice.label, text, condition, hearing))
+                for condition, loop in in_loop.items():
+                    hearing = loop.hear(reply, person, AT_SECONDS, text, intent, slots)
+                    heard[condition].append(hearing)
+                    trials.append(_trial(room, voice.label, text, condition, hearing))
             row: dict[str, Any] = {
                 "family": voice.family,
                 "delay_ms": room.delay_ms,
                 "rt60_s": room.rt60_seconds,
             }
-            for condition in conditions:
+            for condition in (*conditions, *loops):
                 row[condition] = _summary(heard[condition])
-            for engine in engines:
+            for engine in (*engines, *loops):
                 row[f"{engine}_minus_alone_points"] = round(
                     100 * (row[engine]["word_accuracy"] - row["alone"]["word_accuracy"]), 1
                 )
             rows.append(row)
-            points = {e: row[f"{e}_minus_alone_points"] for e in engines}
+            points = {e: row[f"{e}_minus_alone_points"] for e in (*engines, *loops)}
             print(f"{voice.label} {room}: {points} points", flush=True)
         for canceller, _ in cancellers.values():
             canceller.close()
@@ -187,6 +226,7 @@ def main() -> None:
             "reply_seconds": round(len(reply) / RATE, 2),
             "at_seconds": AT_SECONDS,
             "engines": engines,
+            "loop": args.loop,
             "mean_from": args.mean_from,
             "shared_machine": True,
             "cpu_seconds": round(time.process_time() - started, 1),
@@ -194,18 +234,7 @@ def main() -> None:
             "trials": trials,
         },
     )
-    headers = ["family", "delay_ms", "rt60_s"]
-    for condition in conditions:
-        headers += [f"{condition} words", f"{condition} intent"]
-    headers += [f"{e}-alone pts" for e in engines]
-    table = []
-    for row in rows:
-        cells: list[Any] = [row["family"], row["delay_ms"], row["rt60_s"]]
-        for condition in conditions:
-            cells += [row[condition]["word_accuracy"], row[condition]["intent_right"]]
-        cells += [row[f"{e}_minus_alone_points"] for e in engines]
-        table.append(cells)
-    print_table(headers, table)
+    _print(rows, (*conditions, *loops), (*engines, *loops))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,12 @@ class WhileSpeaking:
         self._stop_onset: float | None = None
 
     @property
+    def own_voice(self) -> bool:
+        """Whether the frame just cancelled held only what the canceller leaves of the
+        satellite's own voice (``TalkOver.own_voice``): no context for a search."""
+        return self.talk_over is not None and self.talk_over.own_voice
+
+    @property
     def listens(self) -> bool:
         """Whether speech over a reply pauses it (echo on, hearing while speaking on)."""
         return self.talk_over is not None

@@ -86,6 +86,16 @@ class ResidualModel:
         expected = sum(self._predicted) + self.window_frames * floor
         return float(10 * np.log10(out[-self.window_frames :].sum() / expected))
 
+    def frame_over_db(self) -> float | None:
+        """The last frame's output power above its prediction plus the noise floor (the
+        quietest of the output's history, as ``excess_db``), dB (None: nothing learnt
+        yet, or too little history)."""
+        if self.weights is None or len(self._out) <= self.window_frames or not self._predicted:
+            return None
+        floor = float(np.percentile(np.asarray(self._out)[:-1], NOISE_PERCENTILE))
+        expected = self._predicted[-1] + floor
+        return float(10 * np.log10(max(self._out[-1], 1e-12) / max(expected, 1e-12)))
+
     def start_reply(self) -> None:
         """A reply starts, or someone spoke over it: nothing of it to learn."""
         self._reply = _Statistics()

@@ -80,6 +80,10 @@ class TalkOver:
         self.last_excess_db = float("-inf")
         #: The measure over the predicted residual at the last frame, dB.
         self.last_over_residual_db = float("-inf")
+        #: Whether the last frame (``played``) held only what the canceller leaves of the
+        #: satellite's own voice: heard while it speaks and not above the predicted
+        #: residual by the margin (nothing learnt yet: every frame while it speaks).
+        self.own_voice = False
 
     @property
     def speech_since(self) -> float | None:
@@ -95,6 +99,8 @@ class TalkOver:
         """Every 10 ms frame: the power of the reference played into it and the
         canceller's output (``learn``: while the satellite speaks)."""
         self.residual.add(reference_power, power(cancelled.samples), learn)
+        over = self.residual.frame_over_db()
+        self.own_voice = learn and (over is None or over < self.ringing_margin.now_db)
 
     def hear(self, start_seconds: float, probability: float) -> float | None:
         """One 10 ms frame of a reply (starting at ``start_seconds``) and the VAD's speech
@@ -143,6 +149,7 @@ class TalkOver:
     def reset(self) -> None:
         """A new room (the canceller starts again): nothing learnt."""
         self._run = 0
+        self.own_voice = False
         self.margin.forget()
         self.ringing_margin.forget()
         self.residual.forget()

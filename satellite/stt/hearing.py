@@ -20,6 +20,9 @@ from ..errors import MissingDependencyError
 #: frames that stands for the noise floor.
 _LOUDEST_FRAMES = 5
 _QUIET_SHARE = 0.3
+#: The least context (audio before a command, not the satellite's own voice) a search
+#: takes its cepstral mean from, s (``MicHistory.context``).
+MIN_CONTEXT_SECONDS = 0.3
 #: The room before an utterance a suppressor heard again from a fresh start learns the
 #: noise from (``stt.other_way``), s.
 SETTLE_SECONDS = 1.0
@@ -33,17 +36,45 @@ class MicHistory:
         self._raw: dict[float, AudioChunk] = {}
         self._denoised: dict[float, AudioChunk] = {}
         self._order: collections.deque[float] = collections.deque()
+        self._own: set[float] = set()
         self._limit = int(seconds * 100)
 
-    def add(self, raw: AudioChunk, denoised: AudioChunk) -> None:
+    def add(self, raw: AudioChunk, denoised: AudioChunk, own_voice: bool = False) -> None:
+        """One frame as heard and denoised (``own_voice``: it held only what the echo
+        canceller left of the satellite's own voice, see ``context``)."""
         key = _key(raw)
         self._raw[key] = raw
         self._denoised[key] = denoised
+        if own_voice:
+            self._own.add(key)
         self._order.append(key)
         while len(self._order) > self._limit:
             old = self._order.popleft()
             self._raw.pop(old, None)
             self._denoised.pop(old, None)
+            self._own.discard(old)
+
+    def own_voice(self, frame: AudioChunk) -> bool:
+        """Whether ``frame`` held only the satellite's own voice (``add``)."""
+        return _key(frame) in self._own
+
+    def context(
+        self, seconds: float, span_seconds: float, denoised: bool = False, warm: bool = True
+    ) -> AudioChunk | None:
+        """The context a search adapts to (its cepstral mean): ``before``, but only back to
+        the last frame that held only what the echo canceller left of the satellite's own
+        voice, and None when that leaves under ``MIN_CONTEXT_SECONDS`` (the search then
+        starts from the live mean). Over a reply the audio before a command is what the
+        canceller left of the reply, and a search that started from its mean made words
+        of it ("i need help" heard as "lighting out bathroom"; bench/echo_words.py
+        --loop). Not ``warm`` (the recognizer has searched nothing yet: its live mean is
+        cold, and a first command over a reply came out empty from it) the whole span."""
+        frames = self._denoised if denoised else self._raw
+        span = [k for k in self._order if seconds - span_seconds <= k < seconds - 1e-6]
+        keys = _after_own_voice(span, self._own) if warm else span
+        if not keys or (len(keys) < len(span) and not enough_context(len(keys))):
+            return None
+        return join_frames([frames[k] for k in keys])
 
     def get(self, processed: AudioChunk, denoised: bool = False) -> AudioChunk:
         """The frame behind a processed one (the processed one itself if it is gone)."""
@@ -120,10 +151,27 @@ def other_way_frames(
     heard = denoised_again(raw, other_way)
     first = first_seconds - 1e-6
     frames = [f for f in heard if f.timestamp_seconds >= first]
-    before = [f for f in heard if first - context_seconds <= f.timestamp_seconds < first]
+    spanned = [f for f in heard if first - context_seconds <= f.timestamp_seconds < first]
+    own = [i for i, f in enumerate(spanned) if mic.own_voice(f)]
+    before = spanned[own[-1] + 1 :] if own else spanned
     if not frames:
         return None
-    return frames, (join_frames(before) if context_seconds and before else None)
+    enough = len(before) == len(spanned) or enough_context(len(before))
+    return frames, (join_frames(before) if context_seconds and before and enough else None)
+
+
+def _after_own_voice(keys: list[float], own: set[float]) -> list[float]:
+    """``keys`` after the last of them in ``own``: the audio just before a command,
+    back to the satellite's own voice."""
+    for index in range(len(keys) - 1, -1, -1):
+        if keys[index] in own:
+            return keys[index + 1 :]
+    return keys
+
+
+def enough_context(frames: int) -> bool:
+    """Whether ``frames`` (10 ms) left of a context make one (``MIN_CONTEXT_SECONDS``)."""
+    return frames * 0.01 >= MIN_CONTEXT_SECONDS - 1e-6
 
 
 def _key(frame: AudioChunk) -> float:

@@ -93,6 +93,7 @@ class HearingSession:
         self._first_seconds = 0.0
         self._speech_seconds = 0.0
         self._with_context = False
+        self._warm = False  # a search has started: the live mean is no longer cold
 
     @property
     def busy(self) -> bool:
@@ -149,7 +150,7 @@ class HearingSession:
             )
             frames = [mic.get(f, self.denoised) for f in frames]
             if not continuous:
-                context = mic.before(first, CONTEXT_SECONDS, True) if self.denoised else before
+                context = mic.context(first, CONTEXT_SECONDS, self.denoised, self._warm)
         self.loud = self.denoised
         self.reverb_seconds = None
         yield from self._search_steps(first, frames, context)
@@ -289,10 +290,8 @@ class HearingSession:
         frames = self._utterance_frames(now_seconds, denoised)
         if frames is None or self._mic is None:
             return None
-        context = None
-        if self._with_context:
-            context = self._mic.before(self._first_seconds, CONTEXT_SECONDS, denoised)
-        return frames, context
+        span = CONTEXT_SECONDS if self._with_context else 0.0
+        return frames, self._mic.context(self._first_seconds, span, denoised, self._warm)
 
     def _utterance_frames(self, now_seconds: float, denoised: bool) -> list[AudioChunk] | None:
         """The utterance's frames so far, raw or denoised, from the microphone history
@@ -309,6 +308,7 @@ class HearingSession:
     ) -> Steps[None]:
         """Start a search at ``first`` and feed it the frames heard since."""
         self.recognizer.start(first, context)
+        self._warm = True
         yield
         for frame in frames:
             self.recognizer.process(frame)
