@@ -40,8 +40,8 @@ from .short_check import EarlySearch, Searched, same_words
 
 _LOGGER = logging.getLogger(__name__)
 #: Speech (onset to the end of speech, by the VAD) longer than this is not guessed on,
-#: s: only words spanning at most ``SHORT_CHECK_MAX_SPEECH_SECONDS`` (1.25 s) are
-#: checked.
+#: s: only words spanning at most ``SHORT_CHECK_MAX_SPEECH_SECONDS`` (1.25 s; a call's
+#: 1 s) are checked.
 GUESS_MAX_SPEECH_SECONDS = 1.25
 
 
@@ -137,7 +137,9 @@ class EarlyCheck:
         for the check to use (its search done now if it is not yet), any other is thrown
         away. Once per guess."""
         searching = self._searching
-        if searching is not None and self._fits(searching.of, searching.reverberant, stt):
+        if searching is not None and self._fits(
+            searching.of, searching.call, searching.reverberant, stt
+        ):
             assert searching.steps is not None
             self.hearing.work.withdraw(searching.steps)
             yield from searching.steps  # (in turn: this decision waits for nothing else)
@@ -145,19 +147,20 @@ class EarlyCheck:
         guess = self._guess
         if guess is None:
             return
-        if self._fits(guess.search.of, guess.reverberant, stt):
+        if self._fits(guess.search.of, guess.search.call, guess.reverberant, stt):
             self._guess = None
             self.tally.used += 1
             return
         self._drop()
 
-    def _fits(self, of: SttResult, reverberant: bool, stt: SttResult) -> bool:
-        """Whether a guess on ``of`` in a room judged ``reverberant`` may be used for the
-        streaming result ``stt``: the same words, to be checked, in the same room."""
+    def _fits(self, of: SttResult, call: bool, reverberant: bool, stt: SttResult) -> bool:
+        """Whether a guess on ``of`` (a ``call`` for help) in a room judged ``reverberant``
+        may be used for the streaming result ``stt``: the same words, to be checked, in
+        the same room."""
         hearing = self.hearing
         judged = trust.reverberant(hearing.reverb_seconds, hearing.loud, self.settings)
         same_room = not hearing.loud and judged == reverberant
-        checked = self.belief.short_check.applies(stt) is not None  # (its words' span)
+        checked = self.belief.short_check.applies(stt, call) is not None  # (its words' span)
         return same_room and checked and same_words(of, stt)
 
     def reset(self) -> None:

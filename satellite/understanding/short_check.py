@@ -72,6 +72,9 @@ SHORT_CHECK_MARGIN = -3.0
 #: checked only when poorly scored, they were decided later still (their guess, made on
 #: a better-scored partial result, was not made).
 SHORT_CHECK_MAX_SPEECH_SECONDS = 1.25
+#: ... and a call for help's (its check and confirmation search it whole, and were
+#: measured at 1 s: at 1.25 the calls came out the same, decided 40-60 ms later).
+SHORT_CHECK_CALL_MAX_SPEECH_SECONDS = 1.0
 #: The span searched: from this long before the first word to this long after the last,
 #: s (not the utterance from its start: the wake word's tail was heard as words, and
 #: the search cost its length).
@@ -140,16 +143,18 @@ class ShortCheck:
         self.early: EarlySearch | None = None
         self._templates: dict[str, TemplateRecognizer] = {}
 
-    def applies(self, stt: SttResult) -> AnswerSearches | None:
-        """The recognizer's searches if ``stt`` (a streaming result) is to be checked:
-        short speech in a quiet dry room, by a recognizer that holds the checks."""
+    def applies(self, stt: SttResult, call: bool) -> AnswerSearches | None:
+        """The recognizer's searches if ``stt`` (a streaming result; a ``call`` for help)
+        is to be checked: short speech in a quiet dry room, by a recognizer that holds
+        the checks."""
         recognizer = self.hearing.recognizer
         loud = self.hearing.loud
         words = stt.words
+        longest = SHORT_CHECK_CALL_MAX_SPEECH_SECONDS if call else SHORT_CHECK_MAX_SPEECH_SECONDS
         if (
             loud
             or not words
-            or words[-1].end_seconds - words[0].start_seconds > SHORT_CHECK_MAX_SPEECH_SECONDS
+            or words[-1].end_seconds - words[0].start_seconds > longest
             or not isinstance(recognizer, HearsAnswers)
             or trust.reverberant(self.hearing.reverb_seconds, loud, self.settings)
         ):
@@ -164,7 +169,7 @@ class ShortCheck:
         call = intent == HELP
         early, self.early = self.early, None
         usable = early is not None and early.call == call and same_words(early.of, stt)
-        if early is not None and usable and self.applies(stt) is not None:
+        if early is not None and usable and self.applies(stt, call) is not None:
             searched: Searched | None = early.searched
         else:
             searched = yield from self.search_steps(stt, intent, heard_until)
@@ -186,7 +191,7 @@ class ShortCheck:
         CallForHelp's sentences beside all that is no command, for its words only (the
         streaming search may go on meanwhile): what it heard, or None when it is not made
         (nothing to search it with: the check's word stands)."""
-        searches = self.applies(stt)
+        searches = self.applies(stt, call=True)
         if searches is None or not searches.can_confirm:
             return None
         searches.checking = CONFIRM_SEARCH
@@ -200,7 +205,7 @@ class ShortCheck:
         ``heard_until`` (``beside``: the streaming search going on meanwhile), and for a
         call it hears again, the confirmation's: what they heard, or None when the
         check is not made."""
-        searches = self.applies(stt)
+        searches = self.applies(stt, intent == HELP)
         if searches is None:
             return None
         since: float | None = stt.words[0].start_seconds - SHORT_CHECK_PAD_SECONDS
