@@ -19,7 +19,7 @@ from satellite.nlu.events import IntentRecognized
 from satellite.pipeline import build_pipeline
 from tests import robustness
 from tests.duplex_room import Replying, Turn
-from tests.echo_words import Hearing, word_errors, words
+from tests.echo_words import Hearing, graded
 from tests.room import Float, Room
 
 #: After the reply the loop hears the room's noise this long (the utterance ends), s.
@@ -63,14 +63,6 @@ def hearing(turn: Turn, command: str, intent: str, slots: dict[str, Any]) -> Hea
     heard = [e for e in turn.events if isinstance(e, IntentRecognized)]
     transcript = " ".join(e.text for e in heard if e.text)
     answers = [a for a in turn.actions if isinstance(a, AnswerDue)]
-    first = answers[0] if answers else None
-    result = None if first is None else first.result
-    right = robustness.outcome(result, intent, slots) == robustness.RIGHT
-    reference = words(command)
-    return Hearing(
-        transcript,
-        word_errors(reference, words(transcript)),
-        len(reference),
-        right,
-        first is not None and first.doubtful,
-    )
+    if not answers:
+        return graded(transcript, None, False, command, intent, slots)
+    return graded(transcript, answers[0].result, answers[0].doubtful, command, intent, slots)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from satellite.config import Config
+from satellite.nlu.recognizer import IntentResult
 from satellite.understanding import Understanding
 from tests import robustness, synth
 from tests.room import Float, OverReply
@@ -75,13 +76,23 @@ def hear(
     heard = robustness.replay(config, audio.astype(np.float32), True, understanding)
     transcript = " ".join(event.text for event in heard.intents if event.text)
     first = heard.first
-    result = None if first is None else first.result
+    if first is None:
+        return graded(transcript, None, False, command, intent, slots)
+    return graded(transcript, first.result, first.doubtful, command, intent, slots)
+
+
+def graded(
+    transcript: str,
+    result: IntentResult | None,
+    doubtful: bool,
+    command: str,
+    intent: str,
+    slots: dict[str, Any],
+) -> Hearing:
+    """What was heard of ``command`` (said for ``intent`` with ``slots``): the words
+    ``transcript`` and the first answer's ``result`` (asked about: ``doubtful``)."""
     right = robustness.outcome(result, intent, slots) == robustness.RIGHT
     reference = words(command)
     return Hearing(
-        transcript,
-        word_errors(reference, words(transcript)),
-        len(reference),
-        right,
-        first is not None and first.doubtful,
+        transcript, word_errors(reference, words(transcript)), len(reference), right, doubtful
     )

@@ -138,6 +138,20 @@ def replay(
     return heard
 
 
+def first_answer(
+    understanding: Understanding, voice: corpus.Voice, said: str, seed: int, wake: bool = True
+) -> tuple[str | None, bool]:
+    """The intent "okay nabu, ``said``" (``wake`` False: ``said`` alone, the satellite
+    listening on) in ``voice`` in a clean room, no question open, first came to, and
+    whether it is asked about before it is acted on (asserts it was heard)."""
+    understanding.question.open = False
+    said_in = scene(voice, said, corpus.Room("clean"), seed=seed, wake=wake)
+    heard = replay(Config(), said_in.audio, not wake, understanding)
+    assert heard.wakes or not wake, f"{voice.label}: the wake word was not heard"
+    assert heard.first is not None, f"{voice.label}: {said!r} not heard at all"
+    return heard.first.result.intent, heard.first.doubtful
+
+
 def outcome(got: IntentResult | None, expected: str | None, slots: dict[str, Any]) -> str:
     """What came of one command acted on as ``got`` (None or no intent: not acted on;
     ``expected`` None: out-of-domain speech, where any intent is wrong)."""

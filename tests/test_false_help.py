@@ -118,12 +118,7 @@ def _after_the_wake_word(
     whether it is asked about before it is acted on."""
     if not voice.available:
         pytest.skip(f"{voice.label} is not installed")
-    understanding.question.open = False
-    scene = robustness.scene(voice, text, corpus.Room("clean"), seed=2)
-    heard = robustness.replay(Config(), scene.audio, False, understanding)
-    assert heard.wakes, f"{voice.label}: the wake word was not heard"
-    assert heard.first is not None, f"{voice.label}: {text!r} not heard at all"
-    return heard.first.result.intent, heard.first.doubtful
+    return robustness.first_answer(understanding, voice, text, seed=2)
 
 
 def test_a_short_check_is_held_to_its_grammar_only_while_checking(
@@ -247,12 +242,7 @@ def test_thanks_or_hello_after_the_wake_word_switches_nothing(
     (bench/false_help.py, these seeds). Now not understood: nothing is done or asked."""
     if not voice.available:
         pytest.skip(f"{voice.label} is not installed")
-    listener.question.open = False
-    scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed)
-    heard = robustness.replay(Config(), scene.audio, False, listener)
-    assert heard.wakes, f"{voice.label}: the wake word was not heard"
-    assert heard.first is not None, f"{voice.label}: {said!r} not heard at all"
-    assert (heard.first.result.intent, heard.first.doubtful) == (None, False)
+    assert robustness.first_answer(listener, voice, said, seed) == (None, False)
 
 
 @pytest.mark.parametrize("voice", corpus.VOICES_CI, ids=lambda v: v.label)
@@ -350,15 +340,8 @@ def test_a_filler_or_a_not_command_said_slowly_switches_nothing(
     hears fillers ("oh", "hmm", "um" ...) beside the sentence heard: not
     understood, nothing done or asked."""
     voice = corpus.installed("flite/rms@1.15")
-    fresh_listener.question.open = False
-    scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed)
-    heard = robustness.replay(Config(), scene.audio, False, fresh_listener)
-    assert heard.wakes, f"{voice.label}: the wake word was not heard"
-    assert heard.first is not None, f"{voice.label}: {said!r} not heard at all"
-    outcome = (heard.first.result.intent, heard.first.doubtful)
-    assert outcome == (None, False), (
-        f"{said!r} heard as {heard.first.result.text!r} (before: {heard_before!r})"
-    )
+    outcome = robustness.first_answer(fresh_listener, voice, said, seed)
+    assert outcome == (None, False), f"{said!r}: {outcome} (heard as {heard_before!r} before)"
 
 
 def test_a_call_its_check_hears_again_but_scores_poorly_is_asked_about(
@@ -370,8 +353,5 @@ def test_a_call_its_check_hears_again_but_scores_poorly_is_asked_about(
     score. A call heard again so poorly is asked about ("Do you need help?"): not sent
     at once, never dropped."""
     voice = corpus.installed("espeak/en-us+f3@140")
-    fresh_listener.question.open = False
-    scene = robustness.scene(voice, "never mind", corpus.Room("clean"), seed=36)
-    heard = robustness.replay(Config(), scene.audio, False, fresh_listener)
-    assert heard.wakes and heard.first is not None, f"{voice.label}: 'never mind' not heard"
-    assert (heard.first.result.intent, heard.first.doubtful) == ("CallForHelp", True)
+    heard = robustness.first_answer(fresh_listener, voice, "never mind", seed=36)
+    assert heard == ("CallForHelp", True)

@@ -76,15 +76,7 @@ def _first_hearing(
 ) -> tuple[str | None, bool]:
     """The intent "okay nabu, ``said``" (a clean room, no question open) first came to
     in ``label``'s voice, and whether it is asked about before it is acted on."""
-    voice = next(v for v in corpus.VOICES_ALL if v.label == label)
-    if not voice.available:
-        pytest.skip(f"{voice.label} is not installed")
-    understanding.question.open = False
-    scene = robustness.scene(voice, said, corpus.Room("clean"), seed=seed)
-    heard = robustness.replay(Config(), scene.audio, False, understanding)
-    assert heard.wakes, f"{label}: the wake word was not heard"
-    assert heard.first is not None, f"{label}: {said!r} not heard at all"
-    return heard.first.result.intent, heard.first.doubtful
+    return robustness.first_answer(understanding, corpus.installed(label), said, seed)
 
 
 @pytest.mark.parametrize(
