@@ -63,22 +63,26 @@ def answer_intent_set(language: str) -> IntentSet:
     return IntentSet(language, intents, dict(intents.slot_lists), names)
 
 
+def no_command_intent_set(language: str, said: list[str], call: bool) -> IntentSet:
+    """The templates ``said`` as ``NOT_A_COMMAND``, beside CallForHelp's sentences when
+    ``call``: the grammars things heard are searched again with, to tell what is no
+    command from a call or from the sentence heard (stt/answer_grammar.py)."""
+    import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
+
+    intents: dict[str, Any] = {NOT_A_COMMAND: {"data": [{"sentences": said}]}}
+    if call:
+        intents = {HELP: care_intents_yaml(language)["intents"][HELP], **intents}
+    data = {"language": language.split("_", maxsplit=1)[0], "intents": intents}
+    made = hassil.Intents.from_dict(data)
+    return IntentSet(language, made, dict(made.slot_lists), tuple(intents))
+
+
 def help_check_intent_set(language: str) -> IntentSet:
     """CallForHelp's sentences beside the things said that are no command ("yes", "no
     thanks", ...: ``NOT_A_COMMAND``): the grammar a call for help heard with the
     commands' grammar (which has no "yes") is searched again with, to tell a bare "yes"
     from a call (understanding/belief.py)."""
-    import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
-
-    data = {
-        "language": language.split("_", maxsplit=1)[0],
-        "intents": {
-            HELP: care_intents_yaml(language)["intents"][HELP],
-            NOT_A_COMMAND: {"data": [{"sentences": list(not_commands(language))}]},
-        },
-    }
-    intents = hassil.Intents.from_dict(data)
-    return IntentSet(language, intents, dict(intents.slot_lists), (HELP, NOT_A_COMMAND))
+    return no_command_intent_set(language, list(not_commands(language)), call=True)
 
 
 def help_confirm_intent_set(language: str) -> IntentSet:
@@ -87,18 +91,8 @@ def help_confirm_intent_set(language: str) -> IntentSet:
     care intents' ``like_a_call``). A call the help check heard again is searched once
     more with these (understanding/short_check.py): heard as no call there, it is asked
     about, never dropped, so words too like a call for the help check can be here."""
-    import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
-
     said = [*not_commands(language), *greetings(language), *like_a_call(language)]
-    data = {
-        "language": language.split("_", maxsplit=1)[0],
-        "intents": {
-            HELP: care_intents_yaml(language)["intents"][HELP],
-            NOT_A_COMMAND: {"data": [{"sentences": said}]},
-        },
-    }
-    intents = hassil.Intents.from_dict(data)
-    return IntentSet(language, intents, dict(intents.slot_lists), (HELP, NOT_A_COMMAND))
+    return no_command_intent_set(language, said, call=True)
 
 
 class HelpQuestion:

@@ -22,8 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..nlu.help_answers import answer_intent_set, help_check_intent_set, help_confirm_intent_set
-from ..nlu.intents import NOT_A_COMMAND, IntentSet, fillers, greetings, not_commands
+from ..nlu.help_answers import (
+    answer_intent_set,
+    help_check_intent_set,
+    help_confirm_intent_set,
+    no_command_intent_set,
+)
+from ..nlu.intents import IntentSet, fillers, greetings, not_commands
 from .fsg import Grammar, cached_grammar
 from .grammar import build_grammar
 from .lexicon import default_dictionary, dictionary_words, number_words
@@ -104,15 +109,8 @@ def short_check_intent_set(language: str) -> IntentSet:
     """The things said that are no command, the greetings and the fillers ("oh", "hmm")
     (``NOT_A_COMMAND``): what the short check puts beside the sentence heard
     (understanding/short_check.py)."""
-    import hassil  # noqa: PLC0415  (installed with the satellite; intents.py says which)
-
     said = [*not_commands(language), *greetings(language), *fillers(language)]
-    data = {
-        "language": language.split("_", maxsplit=1)[0],
-        "intents": {NOT_A_COMMAND: {"data": [{"sentences": said}]}},
-    }
-    intents = hassil.Intents.from_dict(data)
-    return IntentSet(language, intents, dict(intents.slot_lists), (NOT_A_COMMAND,))
+    return no_command_intent_set(language, said, call=False)
 
 
 def beside(sentence: Sequence[str], other: Grammar) -> Grammar:

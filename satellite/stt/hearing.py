@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import collections
 import math
+from typing import TypeVar
 
 import numpy as np
 
 from ..audio.chunk import AudioChunk, join_frames
 from ..errors import MissingDependencyError
+
+T = TypeVar("T")
 
 #: The loudest frames that stand for the speech level, and the share of the quietest
 #: frames that stands for the noise floor.
@@ -71,10 +74,8 @@ class MicHistory:
         cold, and a first command over a reply came out empty from it) the whole span."""
         frames = self._denoised if denoised else self._raw
         span = [k for k in self._order if seconds - span_seconds <= k < seconds - 1e-6]
-        keys = _after_own_voice(span, self._own) if warm else span
-        if not keys or (len(keys) < len(span) and not enough_context(len(keys))):
-            return None
-        return join_frames([frames[k] for k in keys])
+        keys = since_own_voice(span, [k in self._own for k in span]) if warm else span
+        return join_frames([frames[k] for k in keys]) if keys else None
 
     def get(self, processed: AudioChunk, denoised: bool = False) -> AudioChunk:
         """The frame behind a processed one (the processed one itself if it is gone)."""
@@ -152,26 +153,21 @@ def other_way_frames(
     first = first_seconds - 1e-6
     frames = [f for f in heard if f.timestamp_seconds >= first]
     spanned = [f for f in heard if first - context_seconds <= f.timestamp_seconds < first]
-    own = [i for i, f in enumerate(spanned) if mic.own_voice(f)]
-    before = spanned[own[-1] + 1 :] if own else spanned
+    before = since_own_voice(spanned, [mic.own_voice(f) for f in spanned])
     if not frames:
         return None
-    enough = len(before) == len(spanned) or enough_context(len(before))
-    return frames, (join_frames(before) if context_seconds and before and enough else None)
+    return frames, (join_frames(before) if context_seconds and before else None)
 
 
-def _after_own_voice(keys: list[float], own: set[float]) -> list[float]:
-    """``keys`` after the last of them in ``own``: the audio just before a command,
-    back to the satellite's own voice."""
-    for index in range(len(keys) - 1, -1, -1):
-        if keys[index] in own:
-            return keys[index + 1 :]
-    return keys
-
-
-def enough_context(frames: int) -> bool:
-    """Whether ``frames`` (10 ms) left of a context make one (``MIN_CONTEXT_SECONDS``)."""
-    return frames * 0.01 >= MIN_CONTEXT_SECONDS - 1e-6
+def since_own_voice(frames: list[T], own: list[bool]) -> list[T]:
+    """The 10 ms ``frames`` before a command (``own``: each held only the satellite's own
+    voice) after the last of the satellite's own voice; none when that cut leaves under
+    ``MIN_CONTEXT_SECONDS`` (see ``MicHistory.context``)."""
+    for index in range(len(frames) - 1, -1, -1):
+        if own[index]:
+            after = frames[index + 1 :]
+            return after if len(after) * 0.01 >= MIN_CONTEXT_SECONDS - 1e-6 else []
+    return frames
 
 
 def _key(frame: AudioChunk) -> float:
