@@ -183,6 +183,13 @@ def fillers(language: str) -> tuple[str, ...]:
     return _templates(language, "fillers")
 
 
+def no_action_words(language: str) -> frozenset[str]:
+    """The words that name no action in ``language`` (the care intents'
+    ``no_action_words``): a device action heard as its slots' words and these alone is a
+    bare name, asked about before it is acted on (nlu/trust.doubtful)."""
+    return frozenset(w.lower() for w in _templates(language, "no_action_words"))
+
+
 def load_intent_set(
     language: str,
     names: tuple[str, ...],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .intents import IntentSet
+from .intents import IntentSet, no_action_words
 
 #: Source of an intent result.
 SOURCE_TEMPLATE = "template"
@@ -21,6 +21,9 @@ class IntentResult:
     confidence: float = 0.0
     source: str = SOURCE_TEMPLATE
     text: str = ""
+    #: Its words are only its slots' words (the names of what it acts on, a colour, a
+    #: level) and words that name no action (``no_action_words``): no verb was heard.
+    bare: bool = False
 
 
 class TemplateRecognizer:
@@ -28,6 +31,7 @@ class TemplateRecognizer:
 
     def __init__(self, intent_set: IntentSet) -> None:
         self.intent_set = intent_set
+        self._no_action = no_action_words(intent_set.language)
         # hassil parses an intent's sentence templates when they are first matched:
         # about 0.1 s on one x86 core for the default intents, which the first command
         # would pay in the frame that decides it. Parse them now.
@@ -51,7 +55,20 @@ class TemplateRecognizer:
         if result is None:
             return IntentResult(None, text=text)
         slots = {name: _plain(entity.value) for name, entity in result.entities.items()}
-        return IntentResult(result.intent.name, slots, 1.0, SOURCE_TEMPLATE, text)
+        said = [str(entity.text) for entity in result.entities_list]
+        bare = is_bare(text, said, self._no_action)
+        return IntentResult(result.intent.name, slots, 1.0, SOURCE_TEMPLATE, text, bare)
+
+
+def is_bare(text: str, slot_texts: list[str], no_action: frozenset[str]) -> bool:
+    """Whether ``text`` holds nothing but the words of its slots (``slot_texts``, each
+    taken once) and words in ``no_action``: "the bedroom lamp", not "bedroom lamp on"."""
+    left = text.lower().split()
+    for slot_text in slot_texts:
+        for word in slot_text.lower().split():
+            if word in left:
+                left.remove(word)
+    return all(word in no_action for word in left)
 
 
 def _plain(value: Any) -> Any:

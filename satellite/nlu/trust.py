@@ -123,9 +123,12 @@ def doubtful(
     ``reverberant`` one (reverberation leads the search to wrong commands as confident
     as right ones; unless ``ask_again_when_reverberant`` is off), or a template result
     less confident than ``doubt_below_confidence`` (the LLM's confidence is on another
-    scale)."""
+    scale), or a device action heard as a bare name, with no verb (``IntentResult.bare``:
+    a short noise the grammar search forced into "bedroom lamp" turned the lamp on)."""
     if result.intent is None:
         return False
+    if result.source == SOURCE_TEMPLATE and result.bare and result.intent in DEVICE_ACTION_INTENTS:
+        return True
     unsure = result.confidence < settings.doubt_below_confidence
     if result.source == SOURCE_TEMPLATE and unsure:
         return True

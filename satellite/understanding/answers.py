@@ -3,6 +3,8 @@ actions, the fallback's jobs, the reports, and the follow-ons let pass without a
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..actions import Action, AnswerDue
 from ..events import Event, UtteranceEnded
 from ..nlu import trust
@@ -51,9 +53,7 @@ class Answers:
         """Its intent at once, or through ``collect`` when the fallback works it out."""
         utterance_id, now = utterance.utterance_id, utterance.timestamp_seconds
         if trusted and result.intent is not None:
-            result = IntentResult(
-                result.intent, result.slots, stt.confidence, result.source, result.text
-            )
+            result = dataclasses.replace(result, confidence=stt.confidence)
             return self.conclude(utterance_id, result, now)
         if self.jobs is not None and utterance.audio is not None:
             timings = self.reports[utterance_id].timings_ms
