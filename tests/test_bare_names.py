@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from satellite.actions import AnswerDue, HaIntentRequested, ListenAgain, ReplyRequested
-from satellite.config import Config
+from satellite.config import Config, validate
 from satellite.nlu import trust
 from satellite.nlu.events import IntentRecognized
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
@@ -93,6 +93,9 @@ def test_a_bare_device_action_is_doubtful_and_nothing_else_is_for_it(
     # bare, but no device action: as before
     bare_time = IntentResult("GetTime", {}, 1.0, text="what time is it", bare=True)
     assert not trust.doubtful(bare_time, False, settings)
+    # the option off: as before (acted on at once)
+    off = validate({"stt": {"ask_about_bare_names": False}}).stt
+    assert not trust.doubtful(templates.recognize("bedroom lamp"), False, off)
 
 
 def test_a_bare_name_is_asked_about_once_and_goes_out_said_again(

@@ -124,10 +124,12 @@ def doubtful(
     as right ones; unless ``ask_again_when_reverberant`` is off), or a template result
     less confident than ``doubt_below_confidence`` (the LLM's confidence is on another
     scale), or a device action heard as a bare name, with no verb (``IntentResult.bare``:
-    a short noise the grammar search forced into "bedroom lamp" turned the lamp on)."""
+    a short noise the grammar search forced into "bedroom lamp" turned the lamp on;
+    unless ``ask_about_bare_names`` is off)."""
     if result.intent is None:
         return False
-    if result.source == SOURCE_TEMPLATE and result.bare and result.intent in DEVICE_ACTION_INTENTS:
+    bare_action = result.bare and result.intent in DEVICE_ACTION_INTENTS
+    if result.source == SOURCE_TEMPLATE and bare_action and settings.ask_about_bare_names:
         return True
     unsure = result.confidence < settings.doubt_below_confidence
     if result.source == SOURCE_TEMPLATE and unsure:

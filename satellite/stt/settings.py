@@ -86,6 +86,12 @@ class SttSettings(Section):
         check_boolean,
         "In a loud room ask once more (or confirm a call for help) instead of acting",
     )
+    ask_about_bare_names: bool = option(
+        True,
+        check_boolean,
+        "Ask once more about a device action heard as a bare name, with no verb "
+        '("bedroom lamp"), instead of acting',
+    )
     doubt_below_confidence: float = option(
         0.86,
         check_number(0.0, 1.0),
