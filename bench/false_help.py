@@ -2,7 +2,7 @@
 calls for help and short real commands, per voice family and room.
 
 Run on one core:  taskset -c 1 python bench/false_help.py [--all-voices] [--no-wake]
-[--families festival ...] [--no-early] [--name NAME]
+[--families festival ...] [--no-early] [--no-bare-ask] [--name NAME]
 
 A bare "yes", "no thanks" or "hello" said to the satellite after the wake word with no
 help question open is heard with the commands' grammar, which has no such words: it
@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import peak_rss_mb, print_table, write_results
 from satellite.actions import AnswerDue
 from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
-from satellite.config import Config
+from satellite.config import Config, validate
 from satellite.events import WakeDetected
 from satellite.pipeline import build_pipeline
 from satellite.stt.steps import timed
@@ -207,8 +207,9 @@ def run(
     kinds: tuple[str, ...] = KINDS,
     early: bool = True,
     non_commands: tuple[str, ...] = NON_COMMANDS,
+    bare_ask: bool = True,
 ) -> dict[str, Any]:
-    understanding = robustness.listener(Config())
+    understanding = robustness.listener(validate({"stt": {"ask_about_bare_names": bare_ask}}))
     understanding.early.enabled = early
     checks_cpu = meter_checks(understanding)
     said_calls = calls()
@@ -256,6 +257,7 @@ def run(
     return {
         "voices": [v.label for v in voices],
         "wake_word": wake,
+        "ask_about_bare_names": bare_ask,
         "rooms": [r.label for r in rooms],
         "non_commands": non_commands,
         "calls": said_calls,
@@ -294,6 +296,11 @@ def main() -> None:
         metavar="PHRASE",
         help="these non-commands instead of the 15 (the calls' and commands' seeds then move)",
     )
+    parser.add_argument(
+        "--no-bare-ask",
+        action="store_true",
+        help="stt.ask_about_bare_names off (a bare name's device action at once, as before)",
+    )
     parser.add_argument("--name", default=None, help="bench/results/NAME.json")
     args = parser.parse_args()
     name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
@@ -307,7 +314,15 @@ def main() -> None:
         voices = [v for v in voices if v.family in args.families]
     print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
     non_commands = tuple(args.non_commands) if args.non_commands else NON_COMMANDS
-    data = run(voices, not args.no_wake, rooms, tuple(args.kinds), not args.no_early, non_commands)
+    data = run(
+        voices,
+        not args.no_wake,
+        rooms,
+        tuple(args.kinds),
+        not args.no_early,
+        non_commands,
+        not args.no_bare_ask,
+    )
     non = ("help_at_once", "help_asked", "other_at_once", "other_asked", "not_understood")
     call = ("sent", "asked", "lost")
     short = ("right", "asked", "wrong", "not_understood")
