@@ -113,6 +113,27 @@ def test_a_bare_name_is_asked_about_once_and_goes_out_said_again(
     ]
 
 
+def test_a_bare_name_said_again_bare_switches_nothing_said_with_its_verb_it_does(
+    templates: TemplateRecognizer,
+) -> None:
+    """Asked about, the same bare name heard again is no confirmation (a call for help
+    or a noise forced into a name once is forced into it again): not understood, nothing
+    handed to Home Assistant. The request said again with its verb goes out."""
+    bare = templates.recognize("i'd like to my hall blue")
+    dialogue = Dialogue()
+    asked = dialogue.handle(bare, "u1", 1.0, doubtful=True)
+    assert [a.text for a in asked if isinstance(a, ReplyRequested)] == [REPLIES["say_again"]]
+    again = dialogue.handle(bare, "u2", 4.0, doubtful=True)
+    assert not [a for a in again if isinstance(a, HaIntentRequested)]
+    assert [a.text for a in again if isinstance(a, ReplyRequested)] == [REPLIES["not_understood"]]
+    lamp = templates.recognize("bedroom lamp")
+    dialogue = Dialogue()
+    dialogue.handle(lamp, "u3", 1.0, doubtful=True)
+    said = templates.recognize("turn on the bedroom lamp")
+    went = dialogue.handle(said, "u4", 4.0, doubtful=True)
+    assert [a.intent for a in went if isinstance(a, HaIntentRequested)] == ["HassTurnOn"]
+
+
 @pytest.fixture(scope="module")
 def listener() -> Iterator[Understanding]:
     yield robustness.warm_listener()
@@ -153,23 +174,27 @@ def test_through_the_app_festival_hmm_asks_and_asks_home_assistant_nothing() -> 
     assert [a for a in done if isinstance(a, ListenAgain)]
 
 
-@pytest.mark.usefixtures("need_espeak")
-def test_espeak_i_cant_move_my_arm_switches_no_light() -> None:
-    """A call for help in eSpeak, said whole after the wake word
-    (tests/test_help_requests.py's take), was heard as "i'd like to my hall blue" and set
-    the hall light blue at once; now no device action goes out at once."""
+def _arm_take() -> synth.Float:
+    """Okay nabu, then "I can't move my arm" in tests/test_help_requests.py's eSpeak voice
+    for it."""
     phrasings = lines("help_phrasings.txt")
     index = phrasings.index("I can't move my arm")
     voice, rate = ESPEAK_VOICES[index % len(ESPEAK_VOICES)]
     pieces = [synth.silence(0.8), synth.espeak("okay nabu", voice, rate), synth.silence(0.45)]
-    pieces += [synth.espeak("I can't move my arm", voice, rate), synth.silence(0.4)]
+    pieces += [synth.espeak("I can't move my arm", voice, rate), synth.silence(1.2)]
     audio = np.concatenate([*pieces, synth.silence(0.8)])
-    audio = audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=index)
-    heard = robustness.replay(Config(), audio, False)
+    return audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=index)
+
+
+@pytest.mark.usefixtures("need_espeak")
+def test_espeak_i_cant_move_my_arm_is_at_worst_asked_about() -> None:
+    """A guard (it passes on main too): this call for help in eSpeak
+    (tests/test_help_requests.py's take) is heard as "i'd like to my hall blue", a bare
+    name, and asked about (on main because it is less confident than
+    ``doubt_below_confidence``, 0.51): no device action at once. Said again here it is
+    heard as "all our fan on" (not understood); had it been heard the same, the
+    dialogue would have set the light (the test of ``repeats`` above)."""
+    heard = robustness.replay(Config(), _arm_take(), False)
     assert heard.answers, "nothing was heard"
-    at_once = [
-        a.result.text
-        for a in heard.answers
-        if a.result.intent in DEVICE_ACTION_INTENTS and not a.doubtful
-    ]
-    assert not at_once
+    firsts = [(a.result.intent, a.result.bare, a.doubtful) for a in heard.answers]
+    assert firsts == [("HassLightSet", True, True)]

@@ -11,7 +11,8 @@ command out of almost anything) is not acted on. The dialogue asks once more ("S
 say that again", or for a call for help "Do you need help?") and listens without a wake
 word (a ``ListenAgain`` action). The same request heard again within
 ``ANSWER_WINDOW_SECONDS`` goes out at once, doubtful or not (a call for help repeated in
-any words is one); a different doubtful one is not understood (it asks only once).
+any words is one; a device action heard again as a bare name, with no verb, is not the
+same request: ``repeats``); a different doubtful one is not understood (it asks only once).
 While the help question is open (``question``, shared with understanding, which hears
 its answer with a small grammar of answers: nlu/help_answers.py), the answer decides
 (``answer_to_help``): "yes", "yes please", "I do" or help asked for again in any words
@@ -36,7 +37,7 @@ from ..actions import Action, HaIntentRequested, ListenAgain, PlaybackControl, R
 from ..events import Event
 from ..nlu.events import HelpRequested, intent_event
 from ..nlu.help_answers import ANSWER_INTENTS, ANSWER_NO, ANSWER_YES, HELP, HelpQuestion
-from ..nlu.intents import CARE_INTENTS
+from ..nlu.intents import CARE_INTENTS, DEVICE_ACTION_INTENTS
 from ..nlu.recognizer import IntentResult
 from ..nlu.trust import same_request
 
@@ -268,9 +269,15 @@ def answer_to_help(answer: IntentResult, doubtful: bool) -> str:
 
 
 def repeats(asked: IntentResult, answer: IntentResult) -> bool:
-    """Whether ``answer`` asks for what was asked about: the same request, or help again."""
+    """Whether ``answer`` asks for what was asked about: the same request, or help again.
+    A device action heard again as a bare name, with no verb, is not: the noise or the
+    call for help forced into a name once is forced into it again (eSpeak's "I can't
+    move my arm" is heard as "i'd like to my hall blue" each time); said with its verb,
+    it is."""
     if asked.intent == "CallForHelp":
         return answer.intent == "CallForHelp"
+    if answer.bare and answer.intent in DEVICE_ACTION_INTENTS:
+        return False
     return same_request(asked, answer)
 
 
