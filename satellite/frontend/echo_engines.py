@@ -193,15 +193,21 @@ class SpeexEchoCanceller:
 
 
 def make_echo_canceller(
-    engine: str, tail_ms: int | None = None, mdf_adaptation: str = "nlms"
+    engine: str,
+    tail_ms: int | None = None,
+    mdf_adaptation: str = "nlms",
+    residual_gate: bool = False,
 ) -> EchoCanceller:
     """The engine ``frontend.echo.engine`` names; ``tail_ms`` None: the engine's own;
-    ``mdf_adaptation``: how ``mdf`` learns (``frontend.echo.mdf_adaptation``)."""
+    ``mdf_adaptation``: how ``mdf`` learns (``frontend.echo.mdf_adaptation``);
+    ``residual_gate``: ``mdf`` with the residual echo gate (``frontend.echo.residual_gate``)."""
     if engine == "webrtc":
         return WebRtcEchoCanceller()
     if engine in DEFAULT_TAIL_MS:
         tail = DEFAULT_TAIL_MS[engine] if tail_ms is None else tail_ms
         if engine == "mdf":
-            return MdfEchoCanceller(tail_ms=tail, adaptation=mdf_adaptation)
+            return MdfEchoCanceller(
+                tail_ms=tail, adaptation=mdf_adaptation, residual_gate=residual_gate
+            )
         return SpeexEchoCanceller(tail_ms=tail)
     raise SatelliteError(f"unknown echo engine {engine!r}. Fix: use one of {ECHO_ENGINES}")
