@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from satellite.audio.chunk import AudioChunk
 from satellite.config import validate
-from satellite.frontend.echo import echo_return_loss_enhancement
+from satellite.frontend.echo import EchoStage, echo_return_loss_enhancement
 from satellite.frontend.echo_engines import make_echo_canceller
 from satellite.frontend.echo_mdf import MdfEchoCanceller
 from tests import synth
@@ -140,3 +141,31 @@ def test_the_config_turns_the_gate_on_for_mdf_only_when_asked() -> None:
         assert isinstance(canceller, MdfEchoCanceller)
         assert (canceller.gate is not None) is expected
     assert validate({}).frontend.echo.residual_gate is False
+
+
+def test_the_stage_gives_the_double_talk_checks_the_filters_own_output(reply: Float) -> None:
+    """With the gate, the echo stage returns the gated frame and keeps the filter's
+    output beside it (``EchoStage.linear``), which the double-talk checks measure (their
+    margins were set on it: measured on the gated output, a residual frame the gate let
+    through stood out and the satellite paused itself, bench/duplex_talk_over.py);
+    without it, ``linear`` is the frame returned."""
+    room = Room(100, 0.4)
+    mic = to_int16(room.echo(reply))
+    shift = int(room.delay_ms * RATE / 1000) - 40
+    far = to_int16(np.concatenate([np.zeros(shift), reply])[: len(reply)])
+    for gated in (False, True):
+        stage = EchoStage(MdfEchoCanceller(residual_gate=gated), latency_seconds=0.0)
+        differs = 0
+        for start in range(0, 2 * RATE, 160):
+            stage.reference.push(far[start : start + 160], start)  # as the player taps it
+            frame = AudioChunk(RATE, 2, 1, mic[start : start + 160].tobytes(), start / RATE)
+            out = stage.process(frame)
+            assert stage.linear is not None
+            if not gated:
+                assert stage.linear is out
+            elif stage.linear.samples != out.samples:
+                differs += 1
+                assert level_db(np.frombuffer(out.samples, np.int16)) <= level_db(
+                    np.frombuffer(stage.linear.samples, np.int16)
+                )
+        assert (differs > 50) is gated, differs

@@ -101,6 +101,10 @@ REOPEN_ERLE_DB = 10.0
 ADAPTATIONS = {"nlms": REPLAYS, "kalman": 4}
 
 
+def _int16(x: Float) -> Int16:
+    return np.clip(np.round(x), -32768, 32767).astype(np.int16)
+
+
 def _power_db(x: float) -> float:
     return 10.0 * float(np.log10(x + 1e-3))
 
@@ -135,6 +139,9 @@ class MdfEchoCanceller:
             self.residual = ResidualEchoSuppressor(frame_samples, residual_suppression_db)
         #: Frames of only residual echo taken down after the filter (``echo_gate``).
         self.gate = ResidualEchoGate() if residual_gate else None
+        #: With the gate: the last frame's output before it (the filter's alone), which
+        #: the double-talk checks measure (they were set on the filter's output).
+        self.linear: Int16 = np.zeros(frame_samples, np.int16)
         #: How late the output is, samples.
         self.output_delay_samples = frame_samples if self.residual is not None else 0
         self.reset()
@@ -213,8 +220,9 @@ class MdfEchoCanceller:
         if self.residual is not None:
             fore = self.residual.process(fore, near - fore, self.leak)
         elif self.gate is not None:
+            self.linear = _int16(fore)
             fore = self.gate.process(fore, near - fore, playing, self.double_talk)
-        out = np.clip(np.round(fore), -32768, 32767).astype(np.int16)
+        out = _int16(fore)
         return out
 
     def _estimate(self, weights: Complex, spectra: Complex) -> Float:
