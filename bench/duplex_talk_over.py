@@ -15,6 +15,7 @@ it (what the loop did before: stop words only).
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.duplex_talk_over [--quick]
         [--stop-words xylophone]   # the talk-over check alone (no stop word is said)
         [--rt60 0.6]               # only those rooms (each as in the full run)
+        [--engine mdf-gate]        # another echo canceller (speex unless told)
 
 Writes bench/results/duplex_talk_over[_gate_only][_rt60_...].json and prints a table per
 voice family and room.
@@ -144,16 +145,33 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--rt60", type=float, nargs="+", default=None, help="only the rooms of these RT60s, s"
     )
+    parser.add_argument(
+        "--engine",
+        default="speex",
+        help="frontend.echo.engine; mdf-kalman: mdf with the Kalman gain, mdf-gate: mdf "
+        "with the residual echo gate",
+    )
     return parser.parse_args()
+
+
+def _config(engine: str, stop_words: list[str] | None) -> Config:
+    """Echo on with ``engine`` (``mdf-kalman``, ``mdf-gate``: mdf with that option)."""
+    echo: dict[str, Any] = {"enabled": True, "engine": engine.split("-", maxsplit=1)[0]}
+    if engine.endswith("-kalman"):
+        echo["mdf_adaptation"] = "kalman"
+    if engine.endswith("-gate"):
+        echo["residual_gate"] = True
+    if stop_words:
+        echo["stop_words"] = stop_words
+    return validate({"frontend": {"echo": echo}})
 
 
 def main() -> None:
     args = _arguments()
-    echo: dict[str, Any] = {"enabled": True}
-    if args.stop_words:
-        echo["stop_words"] = args.stop_words
-    config = validate({"frontend": {"echo": echo}})
+    config = _config(args.engine, args.stop_words)
     name = "duplex_talk_over" + ("_gate_only" if args.stop_words else "")
+    if args.engine != "speex":
+        name += "_" + args.engine.replace("-", "_")
     if args.rt60:
         name += "_rt60_" + "_".join(f"{r:g}" for r in args.rt60)
     pipeline = _pipeline(config, talk_over=True)

@@ -11,7 +11,9 @@ learning.
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.echo [--engines speex,mdf]
 
 ``mdf`` learns with its default adaptation (NLMS); ``mdf-kalman`` names it with the
-Kalman gain (``frontend.echo.mdf_adaptation: kalman``).
+Kalman gain (``frontend.echo.mdf_adaptation: kalman``), ``mdf-gate`` with the residual
+echo gate after it (``frontend.echo.residual_gate``). ``--rt60`` / ``--delays``: only those
+rooms.
 
 Writes bench/results/echo.json and prints a table per engine x room.
 """
@@ -46,6 +48,8 @@ REPLY = "The kitchen light is on. It is twenty past four, and the weather is fin
 
 #: Not a config engine: our mdf learning with the Kalman gain (``mdf_adaptation: kalman``).
 MDF_KALMAN = "mdf-kalman"
+#: Not a config engine: our mdf (NLMS) with the residual echo gate (``residual_gate``).
+MDF_GATE = "mdf-gate"
 
 
 def canceller_for(engine: str) -> tuple[EchoCanceller, int]:
@@ -53,6 +57,8 @@ def canceller_for(engine: str) -> tuple[EchoCanceller, int]:
     how late its output comes, samples."""
     if engine == MDF_KALMAN:
         return MdfEchoCanceller(adaptation="kalman"), 0
+    if engine == MDF_GATE:
+        return MdfEchoCanceller(residual_gate=True), 0
     return make_echo_canceller(engine), OUTPUT_DELAY_SAMPLES[engine]
 
 
@@ -157,20 +163,26 @@ def measure(engine: str, reply: Float, person: Float, delay_ms: int, rt60: float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--engines", default=",".join(ECHO_ENGINES), help=f"comma-separated; also {MDF_KALMAN}"
+        "--engines",
+        default=",".join(ECHO_ENGINES),
+        help=f"comma-separated; also {MDF_KALMAN}, {MDF_GATE}",
     )
-    engines = parser.parse_args().engines.split(",")
+    parser.add_argument("--rt60", type=float, nargs="+", default=RT60S, help="only these")
+    parser.add_argument("--delays", type=int, nargs="+", default=DELAYS_MS, help="only these, ms")
+    parser.add_argument("--name", default="echo", help="bench/results/<name>.json")
+    args = parser.parse_args()
+    engines = args.engines.split(",")
     reply = scale_to(synth.espeak(REPLY, "en-us", 160).astype(np.float64), 20 * np.log10(3000))
     person = synth.espeak("stop", "en-us+f3", 150).astype(np.float64)
     person = scale_to(person, level_db(reply) - 6)  # the echo 6 dB louder than the person
     rows = [
         measure(engine, reply, person, delay, rt60)
         for engine in engines
-        for rt60 in RT60S
-        for delay in DELAYS_MS
+        for rt60 in args.rt60
+        for delay in args.delays
     ]
     write_results(
-        "echo",
+        args.name,
         {"reply_seconds": round(len(reply) / RATE, 2), "shared_machine": True, "rooms": rows},
     )
     keys = list(rows[0])

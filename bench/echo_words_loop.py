@@ -27,11 +27,13 @@ AFTER_SECONDS = 3.0
 
 
 def loop_config(engine: str) -> Config:
-    """Echo cancellation on with ``engine`` (``mdf-kalman``: mdf with the Kalman gain),
-    hearing while speaking on (the default)."""
+    """Echo cancellation on with ``engine`` (``mdf-kalman``: mdf with the Kalman gain;
+    ``mdf-gate``: mdf with the residual echo gate), hearing while speaking on (the default)."""
     echo: dict[str, Any] = {"enabled": True, "engine": engine.split("-", maxsplit=1)[0]}
     if engine.endswith("-kalman"):
         echo["mdf_adaptation"] = "kalman"
+    if engine.endswith("-gate"):
+        echo["residual_gate"] = True
     return validate({"frontend": {"echo": echo}})
 
 

@@ -85,7 +85,9 @@ def build_stages(
     if fe.echo.enabled:
         latency_ms = fe.echo.latency_ms
         echo = EchoStage(
-            make_echo_canceller(fe.echo.engine, fe.echo.tail_ms, fe.echo.mdf_adaptation),
+            make_echo_canceller(
+                fe.echo.engine, fe.echo.tail_ms, fe.echo.mdf_adaptation, fe.echo.residual_gate
+            ),
             latency_seconds=(
                 latency_ms if latency_ms is not None else config.player.device_queue_ms
             )

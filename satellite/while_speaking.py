@@ -83,12 +83,14 @@ class WhileSpeaking:
             spotter.reset()  # the canceller starts again: what the gate knew of it is gone
             if self.talk_over is not None:
                 self.talk_over.reset()
+        # the double-talk checks measure the filter's output (before a residual echo gate)
+        linear = echo.linear if echo.linear is not None else cancelled
         if self.talk_over is not None:  # what was played under this frame, what was left
-            self.talk_over.played(echo.reference_power, cancelled, learn=self.speaking)
+            self.talk_over.played(echo.reference_power, linear, learn=self.speaking)
         # a stop word said over the reply still stops it at once once it is paused
         playing = (self.speaking or self.paused_at is not None) and echo.cancelling
         nothing: StopHeard | None = None
-        heard = lambda f: spotter.hear(frame, f, playing)  # noqa: E731
+        heard = lambda f: spotter.hear(frame, f, playing, linear)  # noqa: E731
         said = supervisor.guard(spotter, heard, cancelled, nothing, events)
         if said is not None:
             _LOGGER.info(

@@ -22,6 +22,7 @@ import soxr
 from ..audio.chunk import PIPELINE_RATE_HZ, AudioChunk, to_float_mono
 from ..stt.keywords import power
 from .echo_engines import EchoCanceller, Int16
+from .echo_mdf import MdfEchoCanceller
 
 #: After the last played sample the canceller runs on this long (the room's tail), s.
 TAIL_SECONDS = 0.5
@@ -124,6 +125,10 @@ class EchoStage:
         self.cancelling = False
         #: Mean power of the reference under the last frame (1.0: nothing played).
         self.reference_power = 1.0
+        #: The last frame as the canceller's filter left it, before a residual echo gate
+        #: (``frontend.echo.residual_gate``): what the double-talk checks measure. The
+        #: frame ``process`` returned when there is no gate.
+        self.linear: AudioChunk | None = None
 
     def process(self, frame: AudioChunk) -> AudioChunk:
         self.clock.heard(frame.end_seconds)
@@ -132,6 +137,7 @@ class EchoStage:
         self.cancelling = not (last < 0 or last < position - TAIL_SECONDS * PIPELINE_RATE_HZ)
         self.reference_power = 1.0
         if not self.cancelling:
+            self.linear = frame
             return frame  # nothing played lately: no echo to take out
         count = frame.num_frames
         mic = np.frombuffer(frame.samples, dtype="<i2")
@@ -139,7 +145,18 @@ class EchoStage:
         self.reference_power = power(reference)
         out = self.canceller.process(mic, reference)
         self.frames_cancelled += 1
-        return AudioChunk(frame.rate_hz, 2, 1, out.astype("<i2").tobytes(), frame.timestamp_seconds)
+        cancelled = self._chunk(out, frame)
+        self.linear = cancelled
+        canceller = self.canceller
+        if isinstance(canceller, MdfEchoCanceller) and canceller.gate is not None:
+            self.linear = self._chunk(canceller.linear, frame)
+        return cancelled
+
+    @staticmethod
+    def _chunk(samples: Int16, frame: AudioChunk) -> AudioChunk:
+        return AudioChunk(
+            frame.rate_hz, 2, 1, samples.astype("<i2").tobytes(), frame.timestamp_seconds
+        )
 
     def played(self, chunk: AudioChunk, written_at: float) -> None:
         """The player's thread handed ``chunk`` to the sound card at ``written_at``

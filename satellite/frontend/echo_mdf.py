@@ -40,7 +40,9 @@ Overlap-save with a 10 ms hop: blocks of 2 x 160 samples, ``tail_ms / 10`` parti
 numpy only (rfft of 320 points); no added delay (the output frame is the input frame).
 A residual echo suppressor (``echo_residual``) can follow (``residual_suppression_db``,
 off by default: it takes out 4.4-5.8 dB more and leaves the room's noise floor alone;
-on words: bench/echo_words.py --engines mdf-residual, README).
+on words: bench/echo_words.py --engines mdf-residual, README), or a residual echo gate
+(``echo_gate``, ``residual_gate``: whole frames that hold only what the filter leaves of
+the reply taken down, a person's frames passed whole; no delay).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from .echo_gate import ResidualEchoGate
 from .echo_kalman import KalmanAdaptation
 from .echo_mdf_history import FarHistory, ReplayMemory
 from .echo_residual import ResidualEchoSuppressor
@@ -98,6 +101,10 @@ REOPEN_ERLE_DB = 10.0
 ADAPTATIONS = {"nlms": REPLAYS, "kalman": 4}
 
 
+def _int16(x: Float) -> Int16:
+    return np.clip(np.round(x), -32768, 32767).astype(np.int16)
+
+
 def _power_db(x: float) -> float:
     return 10.0 * float(np.log10(x + 1e-3))
 
@@ -114,6 +121,7 @@ class MdfEchoCanceller:
         residual_suppression_db: float = 0.0,
         replays: int | None = None,
         adaptation: str = "nlms",
+        residual_gate: bool = False,
     ) -> None:
         if adaptation not in ADAPTATIONS:
             raise ValueError(
@@ -129,6 +137,11 @@ class MdfEchoCanceller:
         self.residual: ResidualEchoSuppressor | None = None
         if residual_suppression_db > 0:
             self.residual = ResidualEchoSuppressor(frame_samples, residual_suppression_db)
+        #: Frames of only residual echo taken down after the filter (``echo_gate``).
+        self.gate = ResidualEchoGate() if residual_gate else None
+        #: With the gate: the last frame's output before it (the filter's alone), which
+        #: the double-talk checks measure (they were set on the filter's output).
+        self.linear: Int16 = np.zeros(frame_samples, np.int16)
         #: How late the output is, samples.
         self.output_delay_samples = frame_samples if self.residual is not None else 0
         self.reset()
@@ -160,6 +173,8 @@ class MdfEchoCanceller:
         self.frames_replayed = 0
         if self.residual is not None:
             self.residual.reset()
+        if self.gate is not None:
+            self.gate.reset()
 
     @property
     def young(self) -> bool:
@@ -204,7 +219,10 @@ class MdfEchoCanceller:
             self._track_leak(fore_power, float(np.mean((near - fore) ** 2)))
         if self.residual is not None:
             fore = self.residual.process(fore, near - fore, self.leak)
-        out = np.clip(np.round(fore), -32768, 32767).astype(np.int16)
+        elif self.gate is not None:
+            self.linear = _int16(fore)
+            fore = self.gate.process(fore, near - fore, playing, self.double_talk)
+        out = _int16(fore)
         return out
 
     def _estimate(self, weights: Complex, spectra: Complex) -> Float:

@@ -70,6 +70,14 @@ class EchoSettings(Section):
         "spoils it far less, but the recognizer heard people over replies far worse with "
         "it: see README)",
     )
+    residual_gate: bool = option(
+        False,
+        check_boolean,
+        "mdf: take down, while the satellite speaks, whole frames that hold only what the "
+        "filter leaves of the reply (a person's frames pass whole; never below the room's "
+        "noise): 25 dB or more out from 1 s into a new room's first reply, but words "
+        "over replies were heard worse with it at RT60 0.6 s (see README)",
+    )
     latency_ms: int | None = option(
         None,
         check_optional(check_integer(0, 1000, " ms")),

@@ -304,20 +304,30 @@ class StopWordSpotter:
         self._spoken_over = True
         self.margin.start_reply()
 
-    def hear(self, mic: AudioChunk, cancelled: AudioChunk, playing: bool) -> StopHeard | None:
+    def hear(
+        self,
+        mic: AudioChunk,
+        cancelled: AudioChunk,
+        playing: bool,
+        measured: AudioChunk | None = None,
+    ) -> StopHeard | None:
         """``process``, searching only while something ``playing`` (started and stopped
         with it); one stop word per reply."""
         if not playing:
             self.stop()
         elif not self._said:
             self.start()
-        return self.process(mic, cancelled)
+        return self.process(mic, cancelled, measured)
 
-    def process(self, mic: AudioChunk, cancelled: AudioChunk) -> StopHeard | None:
+    def process(
+        self, mic: AudioChunk, cancelled: AudioChunk, measured: AudioChunk | None = None
+    ) -> StopHeard | None:
         """One 10 ms frame: a ``StopHeard`` when a stop word ends in it and passes the
-        double-talk gate."""
+        double-talk gate. ``measured``: what the gate measures, when not ``cancelled``
+        (the canceller's filter's output before a residual echo gate)."""
         # the echo stage hands the microphone back as it came when nothing played
-        self.gate.add(mic.samples, cancelled.samples, echo=cancelled is not mic)
+        level = cancelled if measured is None else measured
+        self.gate.add(mic.samples, level.samples, echo=cancelled is not mic)
         if not self._active:
             return None
         self._decoder.process_raw(cancelled.samples, False, False)
