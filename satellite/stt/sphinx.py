@@ -15,6 +15,8 @@ phone loop of its own, so the streaming search goes on meanwhile). All of them l
 dictionary of the grammar's own words; scores are worked out in sphinx_scores.py.
 While the help question is open (``answer_searches``) the two grammar decoders search
 the answers' grammar instead (stt/answer_grammar.py), a search of its own in each.
+With ``stt.loud_adaptation`` a loud room is heard by a second set of the same decoders,
+the acoustic model adapted to speech in noise (stt/sphinx_decoders.py, ``hear_room``).
 """
 
 from __future__ import annotations
@@ -26,32 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from ..audio.chunk import AudioChunk, join_frames
-from ..errors import MissingDependencyError
 from .answer_grammar import AnswerGrammar, AnswerSearches
 from .base import SttResult
-from .cepstral_mean import MeanMeter, RecentSpeech, fresh_features
+from .cepstral_mean import RecentSpeech, fresh_features
 from .fsg import Grammar
 from .settings import SttSettings
+from .sphinx_decoders import Decoders, decoder
 from .sphinx_scores import heard_by, hyp_text, log_score
 from .steps import Steps, run_through
 
 _LOGGER = logging.getLogger(__name__)
-#: Beams wide enough for noisy input to reach the grammar's final state.
-WIDE_BEAMS = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80}
-
-
-def _decoder(model_dir: Path, dictionary: Path | None = None, **options: Any) -> Any:
-    try:
-        from pocketsphinx import Config, Decoder  # noqa: PLC0415
-    except ImportError as err:
-        raise MissingDependencyError("pocketsphinx", None, "Speech recognition") from err
-    config = Config(
-        hmm=os.fspath(model_dir / "en-us"),
-        dict=os.fspath(dictionary or model_dir / "cmudict-en-us.dict"),
-        loglevel="FATAL",
-        **options,
-    )
-    return Decoder(config)
 
 
 class PocketSphinxRecognizer:
@@ -68,29 +54,30 @@ class PocketSphinxRecognizer:
         dictionary: Path | None = None,
         mllr: Path | None = None,
         answers: AnswerGrammar | None = None,
+        loud_mllr: Path | None = None,
     ) -> None:
         """``dictionary``: pronunciations of the grammar's words (default: all of CMUdict,
         20 MB and 80 ms more per decoder); ``mllr``: a speaker's adaptation; ``answers``:
-        the answers' grammar (``answer_searches``); each may be None."""
+        the answers' grammar (``answer_searches``); ``loud_mllr``: the adaptation a loud
+        room is heard with (``hear_room``); each may be None."""
         self.settings = settings
         self.grammar = grammar
-        common: dict[str, Any] = {"lm": None, "bestpath": False, "compallsen": True}
-        common.update({"mllr": os.fspath(mllr)} if mllr is not None else {})
-        fsg = os.fspath(grammar_path)
-        self._grammar = _decoder(model_dir, dictionary, fsg=fsg, **common, **WIDE_BEAMS)
-        self._phones = _phone_loop(_decoder(model_dir, dictionary, **common))
-        #: A phone loop for searches aside while the streaming search goes on.
-        self._beside_phones = _phone_loop(_decoder(model_dir, dictionary, **common))
-        #: The grammar with default beams: searches again, paired with the phone loop
-        #: (``search_own_mean``: it scores every senone as the phone loop does, or the
-        #: scores could not be compared), and alone as a second opinion (``search_whole``).
-        self._again = _decoder(model_dir, dictionary, fsg=fsg, **common)
-        #: Which grammar the two grammar decoders search: the commands' or the answers'.
-        self.answer_searches = AnswerSearches(grammar, (self._grammar, self._again), answers)
-        #: Take the cepstral mean of a search's context (see ``fresh_features``).
-        self._phone_meter = MeanMeter(self._phones, grammar)
-        self._again_meter = MeanMeter(self._again, grammar)
-        self._beside_meter = MeanMeter(self._beside_phones, grammar)
+        self._quiet = Decoders.load(model_dir, dictionary, grammar, grammar_path, mllr)
+        self._loud = None
+        if loud_mllr is not None:
+            self._loud = Decoders.load(model_dir, dictionary, grammar, grammar_path, loud_mllr)
+        #: The set searched now (``hear_room``). Its grammar with default beams searches
+        #: again, paired with its phone loop (``search_own_mean``: it scores every senone
+        #: as the phone loop does, or the scores could not be compared), and alone as a
+        #: second opinion (``search_whole``); a phone loop of its own pairs it for searches
+        #: aside while the streaming search goes on.
+        self._set = self._quiet
+        self._use(self._quiet)
+        both = (self._quiet, self._loud) if self._loud is not None else (self._quiet,)
+        #: Which grammar the grammar decoders search: the commands' or the answers'.
+        self.answer_searches = AnswerSearches(
+            grammar, tuple(d for s in both for d in (s.grammar, s.again)), answers
+        )
         self.recent_speech = RecentSpeech(seconds=0.0)  # off: see RecentSpeech
         #: The grammar search the phone loop is paired with now.
         self._searching = self._grammar
@@ -104,6 +91,29 @@ class PocketSphinxRecognizer:
         self._ended: SttResult | None = None
         #: Time it took to compile and load, s (set by the factory).
         self.load_seconds = 0.0
+
+    @property
+    def adapted_to_loud(self) -> bool:
+        """Whether a loud room is heard with the model adapted to speech in noise."""
+        return self._loud is not None
+
+    def hear_room(self, loud: bool) -> None:
+        """Search from the next utterance on with the set for a ``loud`` room or a quiet
+        one (one set only without ``loud_mllr``). The live cepstral mean goes along: it
+        is the features', whichever model scores them."""
+        chosen = self._loud if loud and self._loud is not None else self._quiet
+        if chosen is self._set:
+            return
+        self.reset()
+        chosen.grammar.set_cmn(self._set.grammar.get_cmn())
+        self._use(chosen)
+
+    def _use(self, chosen: Decoders) -> None:
+        self._set = chosen
+        self._grammar, self._phones, self._again = chosen.grammar, chosen.phones, chosen.again
+        self._beside_phones = chosen.beside_phones
+        self._phone_meter, self._again_meter = chosen.phone_meter, chosen.again_meter
+        self._beside_meter = chosen.beside_meter
 
     def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
         self.reset()
@@ -294,13 +304,6 @@ class PocketSphinxRecognizer:
         self._heard = []
 
 
-def _phone_loop(decoder: Any) -> Any:
-    """``decoder`` searching a free loop of phones."""
-    decoder.add_allphone_file("free", None)
-    decoder.activate_search("free")
-    return decoder
-
-
 def nbest(recognizer: PocketSphinxRecognizer, limit: int = 40) -> list[tuple[str, float]]:
     """The best sentences of ``recognizer``'s streaming search over its last finished
     utterance, best first, with their lattice scores (log domain): up to ``limit``."""
@@ -323,7 +326,7 @@ class OpenTranscriber:
     """
 
     def __init__(self, model_dir: Path) -> None:
-        self._decoder = _decoder(model_dir, lm=os.fspath(model_dir / "en-us.lm.bin"))
+        self._decoder = decoder(model_dir, lm=os.fspath(model_dir / "en-us.lm.bin"))
 
     def transcribe(self, audio: AudioChunk) -> str:
         """Whole-utterance decode (batch normalisation)."""
