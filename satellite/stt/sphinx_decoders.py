@@ -1,10 +1,12 @@
 """The PocketSphinx decoders a closed-domain recognizer searches with, loaded as a set.
 
-One set hears a quiet room with the acoustic model as shipped (or adapted to the
-enrolled speaker). With ``stt.loud_adaptation`` a second set, the model adapted to
-speech heard in noise through the front end (``satellite/data/loud_mllr_matrix``, see
-bench/loud_adaptation.py), hears a loud room: the recognizer searches with one set or
-the other (``PocketSphinxRecognizer.hear_room``). Each set costs about 50 MB.
+The streaming pair (the grammar and a phone loop) hears a quiet room with the acoustic
+model as shipped (or adapted to the enrolled speaker). With ``stt.loud_adaptation`` a
+second pair, the model adapted to speech heard in noise through the front end
+(``satellite/data/loud_mllr_matrix``, see bench/loud_adaptation.py), hears a loud room
+(``PocketSphinxRecognizer.hear_room``): about 26 MB more. The searches aside (again,
+the other way, a check) keep the first model: in a loud room the second opinion is
+then another model's, and errs less often the same way as the first.
 """
 
 from __future__ import annotations
@@ -58,17 +60,51 @@ def loud_mllr() -> Path:
     return path
 
 
+def _common(mllr: Path | None) -> dict[str, Any]:
+    common: dict[str, Any] = {"lm": None, "bestpath": False, "compallsen": True}
+    common.update({"mllr": os.fspath(mllr)} if mllr is not None else {})
+    return common
+
+
 @dataclass(frozen=True, slots=True)
-class Decoders:
-    """The grammar with wide beams (streaming), a phone loop paired with it, the grammar
-    with default beams (searches again, and aside), and a phone loop of its own for the
-    searches aside; with the meters that take a context's cepstral mean on each."""
+class Streaming:
+    """The grammar with wide beams, searched while the person speaks, the phone loop
+    paired with it, and the meter that takes a context's cepstral mean on the loop."""
 
     grammar: Any
     phones: Any
+    meter: MeanMeter
+
+    @classmethod
+    def load(
+        cls,
+        model_dir: Path,
+        dictionary: Path | None,
+        grammar: Grammar,
+        grammar_path: Path,
+        mllr: Path | None,
+    ) -> Streaming:
+        """The pair for ``grammar`` (compiled at ``grammar_path``), the model adapted by
+        ``mllr`` (None: as shipped)."""
+        common = _common(mllr)
+        fsg = os.fspath(grammar_path)
+        phones = phone_loop(decoder(model_dir, dictionary, **common))
+        return cls(
+            grammar=decoder(model_dir, dictionary, fsg=fsg, **common, **WIDE_BEAMS),
+            phones=phones,
+            meter=MeanMeter(phones, grammar),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Aside:
+    """The grammar with default beams, which searches again: paired with a quiet room's
+    streaming phone loop (``search_own_mean``), or with a phone loop of its own while
+    the streaming search goes on (``search_beside``), or alone (``search_whole``); with
+    the meters that take a context's cepstral mean on each."""
+
     again: Any
     beside_phones: Any
-    phone_meter: MeanMeter
     again_meter: MeanMeter
     beside_meter: MeanMeter
 
@@ -80,21 +116,14 @@ class Decoders:
         grammar: Grammar,
         grammar_path: Path,
         mllr: Path | None,
-    ) -> Decoders:
-        """The set for ``grammar`` (compiled at ``grammar_path``), the model adapted by
-        ``mllr`` (None: as shipped)."""
-        common: dict[str, Any] = {"lm": None, "bestpath": False, "compallsen": True}
-        common.update({"mllr": os.fspath(mllr)} if mllr is not None else {})
-        fsg = os.fspath(grammar_path)
-        phones = phone_loop(decoder(model_dir, dictionary, **common))
+    ) -> Aside:
+        """The searches aside for ``grammar``, the model adapted by ``mllr``."""
+        common = _common(mllr)
+        again = decoder(model_dir, dictionary, fsg=os.fspath(grammar_path), **common)
         beside_phones = phone_loop(decoder(model_dir, dictionary, **common))
-        again = decoder(model_dir, dictionary, fsg=fsg, **common)
         return cls(
-            grammar=decoder(model_dir, dictionary, fsg=fsg, **common, **WIDE_BEAMS),
-            phones=phones,
             again=again,
             beside_phones=beside_phones,
-            phone_meter=MeanMeter(phones, grammar),
             again_meter=MeanMeter(again, grammar),
             beside_meter=MeanMeter(beside_phones, grammar),
         )
