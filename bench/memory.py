@@ -745,7 +745,7 @@ def what_if_syllables(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
 def what_if_decoders(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     """The recognizer's decoders one by one, memory held through malloc apart (RSS hides
     what reuses freed memory), and the open transcriber the LLM path loads."""
-    from satellite.stt import factory, sphinx  # noqa: PLC0415
+    from satellite.stt import factory, sphinx, sphinx_decoders  # noqa: PLC0415
     from satellite.stt.lexicon import pocketsphinx_model_dir  # noqa: PLC0415
 
     config = _config(args.config)
@@ -760,11 +760,11 @@ def what_if_decoders(marks: Marks, args: argparse.Namespace) -> dict[str, Any]:
     common = {"lm": None, "bestpath": False, "compallsen": True}
     for label, options in (
         ("phone loop", common),
-        ("grammar, wide beams", {"fsg": fsg, **common, **sphinx.WIDE_BEAMS}),
+        ("grammar, wide beams", {"fsg": fsg, **common, **sphinx_decoders.WIDE_BEAMS}),
         ("grammar, narrow beams (aside)", {"fsg": fsg, **common}),
     ):
         before = malloc_in_use_kb()
-        held.append(sphinx._decoder(model, dictionary, **options))
+        held.append(sphinx_decoders.decoder(model, dictionary, **options))
         out["malloc_mb"][label] = round((malloc_in_use_kb() - before) / MB, 1)
         marks.mark(f"decoder: {label}")
     before = malloc_in_use_kb()

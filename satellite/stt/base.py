@@ -134,3 +134,11 @@ class HearsAnswers(Protocol):
     @property
     def answer_searches(self) -> AnswerSearches:
         """Which grammar it searches (``hear``: from the next utterance on)."""
+
+
+@runtime_checkable
+class HearsRooms(Protocol):
+    """A recognizer that can hear a loud room with a model of its own."""
+
+    def hear_room(self, loud: bool) -> None:
+        """Search from the next utterance on as for a ``loud`` room or a quiet one."""

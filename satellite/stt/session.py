@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..audio.chunk import AudioChunk, join_frames
 from .base import (
+    HearsRooms,
     SearchesBeside,
     SearchesInSteps,
     SearchesOwnMean,
@@ -306,7 +307,10 @@ class HearingSession:
     def _search_steps(
         self, first: float, frames: Sequence[AudioChunk], context: AudioChunk | None
     ) -> Steps[None]:
-        """Start a search at ``first`` and feed it the frames heard since."""
+        """Start a search at ``first`` and feed it the frames heard since, with the model
+        for the room as judged (a loud room's, if the recognizer has one)."""
+        if isinstance(self.recognizer, HearsRooms):
+            self.recognizer.hear_room(self.loud)
         self.recognizer.start(first, context)
         self._warm = True
         yield

@@ -170,6 +170,12 @@ class SttSettings(Section):
         check_pattern(r".+", "a path"),
         "Where compiled grammars are kept",
     )
+    loud_adaptation: bool = option(
+        True,
+        check_boolean,
+        "Hear a loud room with the acoustic model adapted to speech in noise "
+        "(about 50 MB more; see the README)",
+    )
     speaker: str | None = option(
         None,
         check_optional(check_pattern(SPEAKER_NAME, "a name of letters, digits, - and _")),

@@ -15,6 +15,9 @@ phone loop of its own, so the streaming search goes on meanwhile). All of them l
 dictionary of the grammar's own words; scores are worked out in sphinx_scores.py.
 While the help question is open (``answer_searches``) the two grammar decoders search
 the answers' grammar instead (stt/answer_grammar.py), a search of its own in each.
+With ``stt.loud_adaptation`` a loud room's streaming search and its phone loop are a
+second pair, the acoustic model adapted to speech in noise (stt/sphinx_decoders.py,
+``hear_room``); the searches again keep the first model.
 """
 
 from __future__ import annotations
@@ -26,32 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from ..audio.chunk import AudioChunk, join_frames
-from ..errors import MissingDependencyError
 from .answer_grammar import AnswerGrammar, AnswerSearches
 from .base import SttResult
-from .cepstral_mean import MeanMeter, RecentSpeech, fresh_features
+from .cepstral_mean import RecentSpeech, fresh_features
 from .fsg import Grammar
 from .settings import SttSettings
+from .sphinx_decoders import Aside, Streaming, decoder
 from .sphinx_scores import heard_by, hyp_text, log_score
 from .steps import Steps, run_through
 
 _LOGGER = logging.getLogger(__name__)
-#: Beams wide enough for noisy input to reach the grammar's final state.
-WIDE_BEAMS = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80}
-
-
-def _decoder(model_dir: Path, dictionary: Path | None = None, **options: Any) -> Any:
-    try:
-        from pocketsphinx import Config, Decoder  # noqa: PLC0415
-    except ImportError as err:
-        raise MissingDependencyError("pocketsphinx", None, "Speech recognition") from err
-    config = Config(
-        hmm=os.fspath(model_dir / "en-us"),
-        dict=os.fspath(dictionary or model_dir / "cmudict-en-us.dict"),
-        loglevel="FATAL",
-        **options,
-    )
-    return Decoder(config)
 
 
 class PocketSphinxRecognizer:
@@ -68,32 +55,32 @@ class PocketSphinxRecognizer:
         dictionary: Path | None = None,
         mllr: Path | None = None,
         answers: AnswerGrammar | None = None,
+        loud_mllr: Path | None = None,
     ) -> None:
         """``dictionary``: pronunciations of the grammar's words (default: all of CMUdict,
         20 MB and 80 ms more per decoder); ``mllr``: a speaker's adaptation; ``answers``:
-        the answers' grammar (``answer_searches``); each may be None."""
+        the answers' grammar (``answer_searches``); ``loud_mllr``: the adaptation a loud
+        room is heard with (``hear_room``); each may be None."""
         self.settings = settings
         self.grammar = grammar
-        common: dict[str, Any] = {"lm": None, "bestpath": False, "compallsen": True}
-        common.update({"mllr": os.fspath(mllr)} if mllr is not None else {})
-        fsg = os.fspath(grammar_path)
-        self._grammar = _decoder(model_dir, dictionary, fsg=fsg, **common, **WIDE_BEAMS)
-        self._phones = _phone_loop(_decoder(model_dir, dictionary, **common))
-        #: A phone loop for searches aside while the streaming search goes on.
-        self._beside_phones = _phone_loop(_decoder(model_dir, dictionary, **common))
-        #: The grammar with default beams: searches again, paired with the phone loop
-        #: (``search_own_mean``: it scores every senone as the phone loop does, or the
-        #: scores could not be compared), and alone as a second opinion (``search_whole``).
-        self._again = _decoder(model_dir, dictionary, fsg=fsg, **common)
-        #: Which grammar the two grammar decoders search: the commands' or the answers'.
-        self.answer_searches = AnswerSearches(grammar, (self._grammar, self._again), answers)
-        #: Take the cepstral mean of a search's context (see ``fresh_features``).
-        self._phone_meter = MeanMeter(self._phones, grammar)
-        self._again_meter = MeanMeter(self._again, grammar)
-        self._beside_meter = MeanMeter(self._beside_phones, grammar)
+        self._quiet = Streaming.load(model_dir, dictionary, grammar, grammar_path, mllr)
+        #: The grammar with default beams and a phone loop of its own: searches again,
+        #: paired with the quiet room's phone loop (``search_own_mean``: it scores every
+        #: senone as the phone loop does, or the scores could not be compared), alone as a
+        #: second opinion (``search_whole``), and beside the streaming search.
+        self._aside = Aside.load(model_dir, dictionary, grammar, grammar_path, mllr)
+        self._loud = None
+        if loud_mllr is not None:
+            self._loud = Streaming.load(model_dir, dictionary, grammar, grammar_path, loud_mllr)
+        #: The streaming pair searched now (``hear_room``).
+        self._stream = self._quiet
+        grammars = [self._quiet.grammar, self._aside.again]
+        grammars += [self._loud.grammar] if self._loud is not None else []
+        #: Which grammar the grammar decoders search: the commands' or the answers'.
+        self.answer_searches = AnswerSearches(grammar, tuple(grammars), answers)
         self.recent_speech = RecentSpeech(seconds=0.0)  # off: see RecentSpeech
-        #: The grammar search the phone loop is paired with now.
-        self._searching = self._grammar
+        #: The grammar search and the phone loop searching now.
+        self._searching, self._listening = self._quiet.grammar, self._quiet.phones
         self._start_seconds = 0.0
         self._frames = 0
         self._active = False
@@ -105,6 +92,23 @@ class PocketSphinxRecognizer:
         #: Time it took to compile and load, s (set by the factory).
         self.load_seconds = 0.0
 
+    @property
+    def adapted_to_loud(self) -> bool:
+        """Whether a loud room is heard with the model adapted to speech in noise."""
+        return self._loud is not None
+
+    def hear_room(self, loud: bool) -> None:
+        """Search from the next utterance on with the set for a ``loud`` room or a quiet
+        one (one set only without ``loud_mllr``). The live cepstral mean goes along: it
+        is the features', whichever model scores them."""
+        chosen = self._loud if loud and self._loud is not None else self._quiet
+        if chosen is self._stream:
+            return
+        self.reset()
+        chosen.grammar.set_cmn(self._stream.grammar.get_cmn())
+        self._stream = chosen
+        self._searching, self._listening = chosen.grammar, chosen.phones
+
     def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
         self.reset()
         self._context = context
@@ -114,12 +118,14 @@ class PocketSphinxRecognizer:
     def _begin(self, aside: bool = False) -> None:
         """Start the phone loop and a grammar search: the streaming one (wide beams), or
         ``aside`` the one that searches again (default beams)."""
-        grammar = self._again if aside else self._grammar
+        pair = self._quiet if aside else self._stream  # the aside's model is the first's
+        grammar = self._aside.again if aside else pair.grammar
         context = self._context or self.recent_speech.audio()  # none: live CMN's mean
-        fresh_features((grammar, self._phones), self._phone_meter, context, self._grammar.get_cmn())
-        self._searching = grammar
+        live = self._stream.grammar.get_cmn()
+        fresh_features((grammar, pair.phones), pair.meter, context, live)
+        self._searching, self._listening = grammar, pair.phones
         self.answer_searches.start(grammar)
-        self._phones.start_utt()
+        pair.phones.start_utt()
         self._active = True
         self._frames = 0
 
@@ -133,7 +139,7 @@ class PocketSphinxRecognizer:
 
     def _feed(self, frame: AudioChunk) -> None:
         self._searching.process_raw(frame.samples, False, False)
-        self._phones.process_raw(frame.samples, False, False)
+        self._listening.process_raw(frame.samples, False, False)
         self._frames += 1
 
     def pause(self) -> SttResult | None:
@@ -188,8 +194,8 @@ class PocketSphinxRecognizer:
         """``search_whole``, a frame searched per step."""
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
-        check = self._again
-        fresh_features((check,), self._again_meter, context)
+        check = self._aside.again
+        fresh_features((check,), self._aside.again_meter, context)
         self.answer_searches.start(check)
         yield
         for frame in frames:
@@ -232,7 +238,7 @@ class PocketSphinxRecognizer:
             self._feed(frame)
             yield
         result = self._end()
-        self._searching = self._grammar
+        self._searching, self._listening = self._stream.grammar, self._stream.phones
         self._context, self._start_seconds = streaming
         return result
 
@@ -246,9 +252,9 @@ class PocketSphinxRecognizer:
         if not self._active:
             return SttResult("", 0.0, in_grammar=False)
         self._searching.end_utt()
-        self._phones.end_utt()
+        self._listening.end_utt()
         self._active = False
-        return self._heard_by(self._searching, self._phones, self._frames, self._start_seconds)
+        return self._heard_by(self._searching, self._listening, self._frames, self._start_seconds)
 
     def _heard_by(self, grammar: Any, phones: Any | None, frames: int, start: float) -> SttResult:
         accepts = self.answer_searches.grammar().accepts
@@ -268,8 +274,8 @@ class PocketSphinxRecognizer:
         aside has a phone loop of its own): the same result."""
         if not frames:
             return SttResult("", 0.0, in_grammar=False)
-        again, phones = self._again, self._beside_phones
-        fresh_features((again, phones), self._beside_meter, join_frames(mean_of or frames))
+        again, phones = self._aside.again, self._aside.beside_phones
+        fresh_features((again, phones), self._aside.beside_meter, join_frames(mean_of or frames))
         self.answer_searches.start(again)
         phones.start_utt()
         try:  # (closed before its end: the searches are ended all the same)
@@ -286,25 +292,18 @@ class PocketSphinxRecognizer:
     def reset(self) -> None:
         if self._active:
             self._searching.end_utt()
-            self._phones.end_utt()
-        self._searching = self._grammar
+            self._listening.end_utt()
+        self._searching, self._listening = self._stream.grammar, self._stream.phones
         self._active = False
         self._frames = 0
         self._ended = None
         self._heard = []
 
 
-def _phone_loop(decoder: Any) -> Any:
-    """``decoder`` searching a free loop of phones."""
-    decoder.add_allphone_file("free", None)
-    decoder.activate_search("free")
-    return decoder
-
-
 def nbest(recognizer: PocketSphinxRecognizer, limit: int = 40) -> list[tuple[str, float]]:
     """The best sentences of ``recognizer``'s streaming search over its last finished
     utterance, best first, with their lattice scores (log domain): up to ``limit``."""
-    decoder = recognizer._grammar
+    decoder = recognizer._stream.grammar
     out = []
     for index, hyp in enumerate(decoder.nbest() or ()):
         if index >= limit:
@@ -323,7 +322,7 @@ class OpenTranscriber:
     """
 
     def __init__(self, model_dir: Path) -> None:
-        self._decoder = _decoder(model_dir, lm=os.fspath(model_dir / "en-us.lm.bin"))
+        self._decoder = decoder(model_dir, lm=os.fspath(model_dir / "en-us.lm.bin"))
 
     def transcribe(self, audio: AudioChunk) -> str:
         """Whole-utterance decode (batch normalisation)."""
