@@ -63,21 +63,19 @@ class PocketSphinxRecognizer:
         room is heard with (``hear_room``); each may be None."""
         self.settings = settings
         self.grammar = grammar
-        self._quiet = Streaming.load(model_dir, dictionary, grammar, grammar_path, mllr)
-        #: The grammar with default beams and a phone loop of its own: searches again,
-        #: paired with the quiet room's phone loop (``search_own_mean``: it scores every
-        #: senone as the phone loop does, or the scores could not be compared), alone as a
-        #: second opinion (``search_whole``), and beside the streaming search.
-        self._aside = Aside.load(model_dir, dictionary, grammar, grammar_path, mllr)
-        self._loud = None
-        if loud_mllr is not None:
-            self._loud = Streaming.load(model_dir, dictionary, grammar, grammar_path, loud_mllr)
-        #: The streaming pair searched now (``hear_room``).
-        self._stream = self._quiet
-        grammars = [self._quiet.grammar, self._aside.again]
-        grammars += [self._loud.grammar] if self._loud is not None else []
+        where = (model_dir, dictionary, grammar, grammar_path)
+        self._quiet = Streaming.load(*where, mllr)
+        #: Searches again and aside, always with the first model (see sphinx_decoders.py).
+        self._aside = Aside.load(*where, mllr)
+        self._loud = None if loud_mllr is None else Streaming.load(*where, loud_mllr)
+        #: Whether a loud room is heard with the model adapted to speech in noise.
+        self.adapted_to_loud = self._loud is not None
+        self._stream = self._quiet  # the streaming pair searched now (``hear_room``)
+        loud = [self._loud.grammar] if self._loud is not None else []
         #: Which grammar the grammar decoders search: the commands' or the answers'.
-        self.answer_searches = AnswerSearches(grammar, tuple(grammars), answers)
+        self.answer_searches = AnswerSearches(
+            grammar, (self._quiet.grammar, self._aside.again, *loud), answers
+        )
         self.recent_speech = RecentSpeech(seconds=0.0)  # off: see RecentSpeech
         #: The grammar search and the phone loop searching now.
         self._searching, self._listening = self._quiet.grammar, self._quiet.phones
@@ -91,11 +89,6 @@ class PocketSphinxRecognizer:
         self._ended: SttResult | None = None
         #: Time it took to compile and load, s (set by the factory).
         self.load_seconds = 0.0
-
-    @property
-    def adapted_to_loud(self) -> bool:
-        """Whether a loud room is heard with the model adapted to speech in noise."""
-        return self._loud is not None
 
     def hear_room(self, loud: bool) -> None:
         """Search from the next utterance on with the set for a ``loud`` room or a quiet
