@@ -199,10 +199,10 @@ class VoiceOut:
             return
         if reply.error is not None:
             done = RequestDone(request.request_id, "error", str(reply.error))
+        elif request.played == "error":  # a failed device also cancels the rest of the reply
+            done = RequestDone(request.request_id, "error", "the output device failed")
         elif reply.cancelled or request.played == "stopped":
             done = RequestDone(request.request_id, "stopped")
-        elif request.played == "error":
-            done = RequestDone(request.request_id, "error", "the output device failed")
         elif request.played == "done":
             done = RequestDone(request.request_id, "done")
         else:

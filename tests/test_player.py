@@ -251,6 +251,29 @@ def test_a_failing_output_stops_the_reply_and_reports_it() -> None:
         player.write(_tone(0.1))
 
 
+def test_a_write_waiting_on_a_full_buffer_learns_that_the_device_failed() -> None:
+    sink = RecordingSink(hold_after_seconds=0.1)
+    player = Player(sink, _settings(max_buffer_ms=300))
+    raised: list[BaseException] = []
+
+    def produce() -> None:
+        player.begin("long")
+        try:
+            player.write(_tone(3.0))  # far more than the buffer holds: waits for room
+        except AudioDeviceError as err:
+            raised.append(err)
+
+    writer = threading.Thread(target=produce)
+    writer.start()
+    assert sink.reached.wait(WAIT_SECONDS)
+    sink.fail = True  # the card goes away while the writer waits for room
+    sink.release.set()
+    writer.join(WAIT_SECONDS)
+    assert not writer.is_alive()
+    assert raised and "unplugged" in str(raised[0])  # not a silent "stopped"
+    player.close()
+
+
 def test_memory_stays_bounded_whatever_the_reply_length() -> None:
     sink = RecordingSink()
     player = Player(sink, _settings(max_buffer_ms=300))

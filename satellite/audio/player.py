@@ -124,10 +124,10 @@ class Player:
         """
         if self._error is not None:
             raise AudioDeviceError(f"Playback failed: {self._error}")
-        for period in self._cutter.periods(chunk):
-            if not self._put(period):
-                return False
-        return self._writing_generation == self._generation
+        queued = all(self._put(period) for period in self._cutter.periods(chunk))
+        if self._error is not None:  # the device failed while this was queued
+            raise AudioDeviceError(f"Playback failed: {self._error}")
+        return queued and self._writing_generation == self._generation
 
     def end(self) -> None:
         """No more audio for the current reply: play out what is buffered."""
