@@ -6,7 +6,6 @@ shipped."""
 from __future__ import annotations
 
 import dataclasses
-import struct
 from functools import cache
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from satellite.stt.lexicon import pocketsphinx_model_dir
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.stt.sphinx_decoders import adapted, loud_adaptation
 from tests import corpus, robustness, synth
+from tests.enrol_support import s3_means
 
 
 def _config(adapted: bool) -> Config:
@@ -75,24 +75,9 @@ def test_the_option_is_on_by_default_and_checked() -> None:
         validate({"stt": {"loud_adaptation": "sometimes"}})
 
 
-def _s3_means(path: Path) -> np.ndarray:
-    """A Gaussian means file in sphinxtrain's s3 format: (codebook, stream, Gaussian, dim)."""
-    data = path.read_bytes()
-    at = data.index(b"endhdr\n") + len(b"endhdr\n")
-    (magic,) = struct.unpack_from("<I", data, at)
-    assert magic == 0x11223344  # written little-endian
-    codebooks, streams, gaussians = struct.unpack_from("<3I", data, at + 4)
-    sizes = struct.unpack_from(f"<{streams}I", data, at + 16)
-    at += 16 + 4 * streams
-    (count,) = struct.unpack_from("<I", data, at)
-    assert count == codebooks * gaussians * sum(sizes)
-    values = np.frombuffer(data, "<f4", count, at + 4)
-    return values.reshape(codebooks, streams, gaussians, sizes[0])
-
-
 def test_the_shipped_adaptation_moves_the_models_means_each_its_own_way() -> None:
-    shipped = _s3_means(pocketsphinx_model_dir("en") / "en-us" / "means")
-    loud = _s3_means(loud_adaptation())
+    shipped = s3_means(pocketsphinx_model_dir("en") / "en-us" / "means")
+    loud = s3_means(loud_adaptation())
     assert loud.shape == shipped.shape and np.isfinite(loud).all()
     moved = loud - shipped
     assert np.abs(moved).max() > 0.1  # it moves the model
