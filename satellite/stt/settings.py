@@ -174,7 +174,7 @@ class SttSettings(Section):
         True,
         check_boolean,
         "Hear a loud room with the acoustic model adapted to speech in noise "
-        "(about 50 MB more; see the README)",
+        "(about 28 MB more; see the README)",
     )
     speaker: str | None = option(
         None,
