@@ -18,7 +18,9 @@ counted (``answer_to_help``):
   yes or no is an answer intent (never, by design), a call for help, and one sent at
   once (not asked about first).
 
-Writes bench/results/help_answers.json and prints the table.
+``--set SECTION.KEY=VALUE``: another configuration (e.g. ``stt.loud_adaptation=false``),
+``--name``: the results file's name. Writes bench/results/help_answers[NAME].json and
+prints the table.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import peak_rss_mb, print_table, write_results
+from bench.robustness import configured
 from satellite.config import Config
 from satellite.nlu.help_answers import ANSWER_NO, ANSWER_YES
 from satellite.nlu.recognizer import IntentResult
@@ -56,19 +59,20 @@ def hear(
     room: corpus.Room,
     seed: int,
     question: bool,
+    config: Config,
 ) -> tuple[str | None, bool]:
     """The intent the first utterance of ``text`` came to and whether it was doubtful."""
     scene = robustness.scene(voice, text, room, seed=seed, wake=False)
     understanding.question.open = question
-    heard = robustness.replay(Config(), scene.audio, True, understanding)
+    heard = robustness.replay(config, scene.audio, True, understanding)
     first = heard.first
     if first is None:
         return None, False
     return first.result.intent, first.doubtful
 
 
-def run(voices: list[corpus.Voice]) -> dict[str, Any]:
-    understanding = robustness.listener(Config())
+def run(voices: list[corpus.Voice], config: Config) -> dict[str, Any]:
+    understanding = robustness.listener(config)
     answers = [(t, "yes") for t in YES] + [(t, "no") for t in NO] + [(t, "help") for t in HELP]
     table: dict[str, dict[str, Any]] = {}
     mistakes: list[dict[str, Any]] = []
@@ -78,7 +82,7 @@ def run(voices: list[corpus.Voice]) -> dict[str, Any]:
             tally: Counter[str] = Counter()
             for voice in [v for v in voices if v.family == family]:
                 for index, (text, kind) in enumerate(answers):
-                    intent, doubtful = hear(understanding, voice, text, room, index, True)
+                    intent, doubtful = hear(understanding, voice, text, room, index, True, config)
                     verdict = answer_to_help(IntentResult(intent), doubtful)
                     tally[f"{kind}_n"] += 1
                     tally[f"{kind}_{verdict}"] += 1
@@ -98,7 +102,7 @@ def run(voices: list[corpus.Voice]) -> dict[str, Any]:
                         )
                     if kind == "help":
                         continue
-                    outside, doubted = hear(understanding, voice, text, room, index, False)
+                    outside, doubted = hear(understanding, voice, text, room, index, False, config)
                     tally["outside_n"] += 1
                     tally["outside_answer"] += outside in (ANSWER_YES, ANSWER_NO)
                     tally["outside_acted"] += outside is not None
@@ -127,10 +131,16 @@ def _pct(counts: dict[str, int], parts: Sequence[str], wholes: Sequence[str]) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all-voices", action="store_true", help="every corpus voice")
+    parser.add_argument(
+        "--set", nargs="*", default=[], metavar="SECTION.KEY=VALUE",
+        help="configuration changed from the default (e.g. stt.loud_adaptation=false)",
+    )  # fmt: skip
+    parser.add_argument("--name", default="help_answers", help="results file name")
     args = parser.parse_args()
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
     print(f"{len(voices)} voices x {len(ROOMS)} rooms (machine shared: timings noisy)", flush=True)
-    data = run(voices)
+    data = run(voices, configured(args.set))
+    data["settings"] = args.set
     asked = ("yes_n", "help_n")
     rows = [
         [
@@ -165,7 +175,7 @@ def main() -> None:
         rows,
     )
     print(f"cpu {data['cpu_seconds']} s, peak RSS {data['peak_rss_mb']} MB (machine shared)")
-    print(write_results("help_answers", data))
+    print(write_results(args.name, data))
 
 
 if __name__ == "__main__":
