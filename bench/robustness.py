@@ -194,7 +194,7 @@ def main() -> int:
     parser.add_argument(
         "--loud-adaptation", type=Path, metavar="FILE",
         help="the loud room's adaptation (means file or MLLR transform) to hear with instead of "
-        "the shipped one (one made by bench/loud_adaptation.py --out without a family, to "
+        "the shipped one (one made by bench/loud_adaptation.py --name without a family, to "
         "measure that family held out)",
     )  # fmt: skip
     args = parser.parse_args()
