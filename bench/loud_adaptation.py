@@ -8,17 +8,17 @@ flite and Festival voices and rates, others than the corpus's where the synthesi
 them), each in white or pink noise at 10 dB or white noise at 15 dB below the speech,
 heard through the front end's noise suppressor as the recognizer hears a loud room, then
 one global MLLR mean transform solved from them with the enrolment's tools
-(satellite/enrol: sphinx_fe, bw, mllr_solve) and, on top of it, MAP (each Gaussian's
-mean moved on its own: mllr_transform, bw, map_adapt; satellite/enrol/map_means.py).
+(satellite/enrol: sphinx_fe, bw, mllr_solve).
 
-Without ``--name`` it writes the means the satellite ships (``satellite/data/loud_means``,
-used with ``stt.loud_adaptation``); with ``--name`` it writes them to
-``--speakers-dir``/NAME/loud_means, for measuring means made without a voice family
-(held out):
+Without ``--name`` it writes the transform the satellite ships
+(``satellite/data/loud_mllr_matrix``, used with ``stt.loud_adaptation``); with ``--name``
+it enrols the transform as a speaker of that name in ``--speakers-dir``, for measuring
+one trained without a voice family (held out):
 
     python bench/loud_adaptation.py --families espeak flite --name loud-no-festival
     python bench/robustness.py --skip wake ood --no-wake --rooms 'white 10 dB' \\
-        --loud-adaptation /tmp/loud-speakers/loud-no-festival/loud_means
+        --set stt.loud_adaptation=false stt.speaker=loud-no-festival \\
+        stt.speakers_dir=/tmp/loud-speakers
 
 Writes bench/results/loud_adaptation[_NAME].json and prints what went in.
 """
@@ -40,13 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import machine, print_table, write_results
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
-from satellite.enrol import prompts, recordings
-from satellite.enrol.adapt import solve
+from satellite.enrol import enrol, prompts, recordings
 from satellite.enrol.inputs import words_of
-from satellite.enrol.map_means import map_means
 from satellite.frontend.noise import make_noise_suppressor
 from satellite.stt.lexicon import dictionary_words, pocketsphinx_model_dir
-from satellite.stt.sphinx_decoders import LOUD_ADAPTATION
+from satellite.stt.speakers import MLLR_FILE
+from satellite.stt.sphinx_decoders import LOUD_MLLR
 from tests import corpus, synth
 from tests.enrol_support import PAUSE_SECONDS, write_wav
 from tests.understand import FLOOR_RMS, commands
@@ -136,44 +135,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", nargs="+", default=list(VOICES), choices=list(VOICES))
     parser.add_argument("--per-voice", type=int, default=PER_VOICE, help="readings per voice")
-    parser.add_argument("--name", help="write to --speakers-dir/NAME instead of the shipped file")
+    parser.add_argument("--name", help="enrol as this speaker instead of writing the shipped one")
     parser.add_argument("--speakers-dir", default="/tmp/loud-speakers", type=Path)
     args = parser.parse_args()
     started = time.perf_counter()
-    target = (
-        args.speakers_dir / args.name / Path(LOUD_ADAPTATION).name
-        if args.name
-        else ROOT / "satellite" / LOUD_ADAPTATION
-    )
     with tempfile.TemporaryDirectory(prefix="bench-loud-") as tmp:
         work = Path(tmp)
         folder = work / "readings"
         folder.mkdir()
         rows = record(args.families, folder, args.per_voice)
-        said = recordings([folder])
-        adapted = time.perf_counter()
-        (work / "adapt").mkdir()
-        mllr, ignored = solve(said, work / "adapt")
-        means = map_means(work / "adapt", mllr)
-        adapt_seconds = time.perf_counter() - adapted
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(means, target)
-    speech_seconds = sum(r.seconds for r in said)
+        speaker = args.name or "loud"
+        speakers = args.speakers_dir if args.name else work / "speakers"
+        done = enrol(speaker, recordings([folder]), speakers)
+        if not args.name:
+            shutil.copyfile(done.mllr_path, ROOT / "satellite" / LOUD_MLLR)
+    target = speakers / speaker / MLLR_FILE if args.name else ROOT / "satellite" / LOUD_MLLR
     print_table(["voice", "readings"], [[r["voice"], r["readings"]] for r in rows])
     print(
-        f"{len(said) - len(ignored)} readings ({speech_seconds:.0f} s), {len(ignored)} not "
-        f"aligned; adapted in {adapt_seconds:.1f} s -> {target}"
+        f"{len(done.used)} readings ({done.speech_seconds:.0f} s), {len(done.ignored)} not "
+        f"aligned; adapted in {done.adapt_seconds:.1f} s -> {target}"
     )
     results = {
         "machine": machine(),
         "families": args.families,
         "rooms": [room.label for room in ROOMS],
         "voices": rows,
-        "used": len(said) - len(ignored),
-        "not_aligned": len(ignored),
-        "speech_seconds": round(speech_seconds, 1),
-        "adapt_seconds": round(adapt_seconds, 1),
-        "method": "MLLR (one global transform), then MAP of each Gaussian's mean",
+        "used": len(done.used),
+        "not_aligned": len(done.ignored),
+        "speech_seconds": done.speech_seconds,
+        "adapt_seconds": done.adapt_seconds,
         "seconds": round(time.perf_counter() - started, 1),
         "written": str(target),
     }

@@ -192,15 +192,14 @@ def main() -> int:
         help="configuration changed from the default (e.g. stt.loud_shift=4)",
     )  # fmt: skip
     parser.add_argument(
-        "--loud-adaptation", type=Path, metavar="FILE",
-        help="the loud room's adaptation (means file or MLLR transform) to hear with instead of "
-        "the shipped one (one made by bench/loud_adaptation.py --name without a family, to "
-        "measure that family held out)",
+        "--loud-mllr", type=Path, metavar="FILE",
+        help="the loud room's adaptation to hear with instead of the shipped one (one made "
+        "by bench/loud_adaptation.py --name without a family, to measure that family held out)",
     )  # fmt: skip
     args = parser.parse_args()
-    if args.loud_adaptation is not None:
-        loud = args.loud_adaptation.resolve(strict=True)
-        factory.loud_adaptation = lambda: loud  # type: ignore[attr-defined]
+    if args.loud_mllr is not None:
+        loud_mllr = args.loud_mllr.resolve(strict=True)
+        factory.loud_mllr = lambda: loud_mllr  # type: ignore[attr-defined]
     rooms = corpus.ROOMS_ALL if args.full else ROOMS
     if args.rooms:
         rooms = tuple(r for r in corpus.ROOMS_ALL if r.label in args.rooms)
@@ -247,7 +246,7 @@ def main() -> int:
     merged["command_step"] = args.step
     merged["wake_word"] = not args.no_wake
     merged["settings"] = args.set
-    merged["loud_adaptation"] = str(args.loud_adaptation) if args.loud_adaptation else None
+    merged["loud_mllr"] = str(args.loud_mllr) if args.loud_mllr else None
     print(write_results(args.name, merged))
     return 0
 

@@ -1,10 +1,9 @@
 """Enrolment recordings made at test time: the satellite's prompts read by a corpus
 voice in a corpus room, written as 16 kHz mono WAV files. Shared by tests/test_enrol.py
-and bench/enrol.py; and a reader of the model's means files (s3)."""
+and bench/enrol.py."""
 
 from __future__ import annotations
 
-import struct
 import wave
 from pathlib import Path
 
@@ -48,18 +47,3 @@ def record_prompts(
         write_wav(path, heard)
         paths.append(path)
     return paths
-
-
-def s3_means(path: Path) -> np.ndarray:
-    """A Gaussian means file in sphinxtrain's s3 format: (codebook, stream, Gaussian, dim)."""
-    data = path.read_bytes()
-    at = data.index(b"endhdr\n") + len(b"endhdr\n")
-    (magic,) = struct.unpack_from("<I", data, at)
-    assert magic == 0x11223344  # written little-endian
-    codebooks, streams, gaussians = struct.unpack_from("<3I", data, at + 4)
-    sizes = struct.unpack_from(f"<{streams}I", data, at + 16)
-    at += 16 + 4 * streams
-    (count,) = struct.unpack_from("<I", data, at)
-    assert count == codebooks * gaussians * sum(sizes)
-    values = np.frombuffer(data, "<f4", count, at + 4)
-    return values.reshape(codebooks, streams, gaussians, sizes[0])

@@ -1,13 +1,11 @@
 """A loud room heard with the acoustic model adapted to speech in noise
-(``stt.loud_adaptation``, the shipped ``satellite/data/loud_means``: the model's means
-after MLLR and MAP, made by bench/loud_adaptation.py), a quiet room with the model as
-shipped."""
+(``stt.loud_adaptation``, the shipped ``satellite/data/loud_mllr_matrix``, made by
+bench/loud_adaptation.py), a quiet room with the model as shipped."""
 
 from __future__ import annotations
 
 import dataclasses
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,11 +17,9 @@ from satellite.frontend.noise import SpeexNoiseSuppressor
 from satellite.stt import sphinx_decoders
 from satellite.stt.base import SttResult
 from satellite.stt.factory import configured_intent_set, make_recognizer
-from satellite.stt.lexicon import pocketsphinx_model_dir
 from satellite.stt.sphinx import PocketSphinxRecognizer
-from satellite.stt.sphinx_decoders import adapted, loud_adaptation
+from satellite.stt.sphinx_decoders import loud_mllr
 from tests import corpus, robustness, synth
-from tests.enrol_support import s3_means
 
 
 def _config(adapted: bool) -> Config:
@@ -75,27 +71,19 @@ def test_the_option_is_on_by_default_and_checked() -> None:
         validate({"stt": {"loud_adaptation": "sometimes"}})
 
 
-def test_the_shipped_adaptation_moves_the_models_means_each_its_own_way() -> None:
-    shipped = s3_means(pocketsphinx_model_dir("en") / "en-us" / "means")
-    loud = s3_means(loud_adaptation())
-    assert loud.shape == shipped.shape and np.isfinite(loud).all()
-    moved = loud - shipped
-    assert np.abs(moved).max() > 0.1  # it moves the model
-    # MAP: not one transform for all (after MLLR alone, every codebook of a stream
-    # would be moved by the same A, b: the same least-squares fit for all of them)
-    stream = 0
-    x = np.concatenate([shipped[:, stream].reshape(-1, 13), np.ones((42 * 128, 1))], axis=1)
-    y = loud[:, stream].reshape(-1, 13)
-    fit, *_ = np.linalg.lstsq(x, y, rcond=None)
-    assert np.abs(x @ fit - y).max() > 0.01
-
-
-def test_an_adaptation_is_loaded_as_what_it_is(tmp_path: Path) -> None:
-    assert adapted(None) == {}
-    assert adapted(loud_adaptation()) == {"mean": str(loud_adaptation())}
-    transform = tmp_path / "mllr_matrix"
-    transform.write_text("1\n3\n13\n", encoding="utf-8")
-    assert adapted(transform) == {"mllr": str(transform)}
+def test_the_shipped_adaptation_is_one_mean_transform_per_feature_stream() -> None:
+    numbers = loud_mllr().read_text("utf-8").split()
+    classes, streams = int(numbers[0]), int(numbers[1])
+    assert (classes, streams) == (1, 3)
+    sizes = []
+    at = 2
+    for _ in range(streams):  # a size, its matrix, its bias, its variance scale
+        size = int(numbers[at])
+        sizes.append(size)
+        at += 1 + size * size + 2 * size
+    assert sizes == [13, 13, 13] and at == len(numbers)
+    matrix = np.array([float(n) for n in numbers[3 : 3 + 13 * 13]]).reshape(13, 13)
+    assert not np.allclose(matrix, np.eye(13))  # it moves the model
 
 
 def test_a_loud_room_is_heard_with_the_adapted_model(noisy_command: list[AudioChunk]) -> None:
@@ -130,6 +118,6 @@ def test_a_quiet_room_is_heard_as_without_the_adaptation(
 
 
 def test_a_missing_adaptation_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sphinx_decoders, "LOUD_ADAPTATION", "data/no_such_means")
+    monkeypatch.setattr(sphinx_decoders, "LOUD_MLLR", "data/no_such_matrix")
     with pytest.raises(SatelliteError, match=r"stt\.loud_adaptation: false"):
-        loud_adaptation()
+        loud_mllr()

@@ -102,24 +102,6 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + tools.ru_utime + tools.ru_stime
 
 
-def bw_args(work: Path, model: Path, means: Path, accum: Path) -> list[str]:
-    """``bw``'s arguments: the recordings prepared in ``work`` (by ``solve``) aligned to
-    their words with the ``model``'s Gaussians at ``means``, statistics to ``accum``."""
-    params = feat_params(model)
-    tying = f".{params.get('model', 'ptm')}."  # .ptm. / .semi. / .cont.: how Gaussians are shared
-    args = ["-moddeffn", os.fspath(work / "mdef.txt"), "-ts2cbfn", tying]
-    args += ["-mixwfn", os.fspath(work / "mixture_weights"), "-meanfn", os.fspath(means)]
-    for key, name in (("varfn", "variances"), ("tmatfn", "transition_matrices")):
-        args += [f"-{key}", os.fspath(model / name)]
-    args += ["-feat", params.get("feat", "1s_c_d_dd"), "-cmn", "current", "-agc", "none"]
-    if "svspec" in params:
-        args += ["-svspec", params["svspec"]]
-    args += ["-dictfn", os.fspath(work / "words.dict"), "-fdictfn", os.fspath(model / "noisedict")]
-    args += ["-ctlfn", os.fspath(work / "fileids"), "-lsnfn", os.fspath(work / "transcription")]
-    args += ["-cepdir", os.fspath(work / "feats"), "-accumdir", os.fspath(accum), "-timing", "no"]
-    return args
-
-
 def solve(
     recordings: Sequence[Recording], work: Path, language: str = "en"
 ) -> tuple[Path, list[str]]:
@@ -127,6 +109,7 @@ def solve(
     ``bw`` could not align to their words (``uttNNN``, in input order from 1)."""
     base = pocketsphinx_model_dir(language)
     model = base / "en-us"
+    params = feat_params(model)
     wavs, feats, accum = work / "wav", work / "feats", work / "accum"
     for folder in (wavs, feats, accum):
         folder.mkdir()
@@ -149,7 +132,27 @@ def solve(
     fe_args += ["-samprate", "16000", "-c", os.fspath(work / "fileids"), "-di", os.fspath(wavs)]
     fe_args += ["-do", os.fspath(feats), "-ei", "wav", "-eo", "mfc", "-mswav", "yes"]
     run_tool("sphinx_fe", fe_args, work / "fe.log")
-    output = run_tool("bw", bw_args(work, model, model / "means", accum), work / "bw.log")
+    tying = f".{params.get('model', 'ptm')}."  # .ptm. / .semi. / .cont.: how Gaussians are shared
+    bw_args = ["-moddeffn", os.fspath(work / "mdef.txt"), "-ts2cbfn", tying]
+    bw_args += ["-mixwfn", os.fspath(work / "mixture_weights")]
+    for key, name in (
+        ("meanfn", "means"),
+        ("varfn", "variances"),
+        ("tmatfn", "transition_matrices"),
+    ):
+        bw_args += [f"-{key}", os.fspath(model / name)]
+    bw_args += ["-feat", params.get("feat", "1s_c_d_dd"), "-cmn", "current", "-agc", "none"]
+    if "svspec" in params:
+        bw_args += ["-svspec", params["svspec"]]
+    bw_args += [
+        "-dictfn",
+        os.fspath(work / "words.dict"),
+        "-fdictfn",
+        os.fspath(model / "noisedict"),
+    ]
+    bw_args += ["-ctlfn", os.fspath(work / "fileids"), "-lsnfn", os.fspath(work / "transcription")]
+    bw_args += ["-cepdir", os.fspath(feats), "-accumdir", os.fspath(accum), "-timing", "no"]
+    output = run_tool("bw", bw_args, work / "bw.log")
     ignored = sorted(set(_IGNORED.findall(output)))
     if len(ignored) == len(ids):
         raise EnrolError(

@@ -18,8 +18,6 @@ PACKAGES = {
     "pocketsphinx_mdef_convert": "pocketsphinx",
     "bw": "sphinxtrain",
     "mllr_solve": "sphinxtrain",
-    "mllr_transform": "sphinxtrain",
-    "map_adapt": "sphinxtrain",
 }
 #: Longest a tool may run, s (20 prompts take about a second).
 TIMEOUT_SECONDS = 600.0

@@ -22,7 +22,7 @@ from .lexicon import (
 )
 from .settings import SttSettings
 from .speakers import speaker_mllr
-from .sphinx_decoders import loud_adaptation
+from .sphinx_decoders import loud_mllr
 
 
 def configured_intent_set(nlu: NluSettings, language: str, area: str | None) -> IntentSet:
@@ -97,7 +97,7 @@ def make_recognizer(
         grammar_dictionary_for(language, grammar, path),
         mllr,
         answer_grammar(language, settings.cache_dir),
-        loud_adaptation() if settings.loud_adaptation else None,
+        loud_mllr() if settings.loud_adaptation else None,
     )
     recognizer.load_seconds = time.perf_counter() - started
     return recognizer

@@ -55,11 +55,11 @@ class PocketSphinxRecognizer:
         dictionary: Path | None = None,
         mllr: Path | None = None,
         answers: AnswerGrammar | None = None,
-        loud_adaptation: Path | None = None,
+        loud_mllr: Path | None = None,
     ) -> None:
         """``dictionary``: pronunciations of the grammar's words (default: all of CMUdict,
         20 MB and 80 ms more per decoder); ``mllr``: a speaker's adaptation; ``answers``:
-        the answers' grammar (``answer_searches``); ``loud_adaptation``: the adaptation a loud
+        the answers' grammar (``answer_searches``); ``loud_mllr``: the adaptation a loud
         room is heard with (``hear_room``); each may be None."""
         self.settings = settings
         self.grammar = grammar
@@ -67,7 +67,7 @@ class PocketSphinxRecognizer:
         self._quiet = Streaming.load(*where, mllr)
         #: Searches again and aside, always with the first model (see sphinx_decoders.py).
         self._aside = Aside.load(*where, mllr)
-        self._loud = None if loud_adaptation is None else Streaming.load(*where, loud_adaptation)
+        self._loud = None if loud_mllr is None else Streaming.load(*where, loud_mllr)
         #: Whether a loud room is heard with the model adapted to speech in noise.
         self.adapted_to_loud = self._loud is not None
         self._stream = self._quiet  # the streaming pair searched now (``hear_room``)
@@ -92,7 +92,7 @@ class PocketSphinxRecognizer:
 
     def hear_room(self, loud: bool) -> None:
         """Search from the next utterance on with the set for a ``loud`` room or a quiet
-        one (one set only without ``loud_adaptation``). The live cepstral mean goes along: it
+        one (one set only without ``loud_mllr``). The live cepstral mean goes along: it
         is the features', whichever model scores them."""
         chosen = self._loud if loud and self._loud is not None else self._quiet
         if chosen is self._stream:

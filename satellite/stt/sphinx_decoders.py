@@ -2,11 +2,9 @@
 
 The streaming pair (the grammar and a phone loop) hears a quiet room with the acoustic
 model as shipped (or adapted to the enrolled speaker). With ``stt.loud_adaptation`` a
-second pair, the model adapted to speech heard in noise through the front end (its
-means after MLLR and MAP, ``satellite/data/loud_means``, see bench/loud_adaptation.py),
-hears a loud room (``PocketSphinxRecognizer.hear_room``): about 26 MB more. An
-adaptation is either an MLLR transform (an enrolled speaker's) or a whole means file in
-the model's own format (``adapted``). The searches aside (again,
+second pair, the model adapted to speech heard in noise through the front end
+(``satellite/data/loud_mllr_matrix``, see bench/loud_adaptation.py), hears a loud room
+(``PocketSphinxRecognizer.hear_room``): about 26 MB more. The searches aside (again,
 the other way, a check) keep the first model: in a loud room the second opinion is
 then another model's, and errs less often the same way as the first.
 """
@@ -25,11 +23,8 @@ from .fsg import Grammar
 
 #: Beams wide enough for noisy input to reach the grammar's final state.
 WIDE_BEAMS = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80}
-#: The shipped adaptation of the acoustic model to speech in noise: the model's means
-#: after one global MLLR transform and MAP (package data, bench/loud_adaptation.py).
-LOUD_ADAPTATION = "data/loud_means"
-#: How a means file in the model's own binary format begins (an MLLR transform is text).
-S3_HEADER = b"s3\n"
+#: The shipped adaptation of the acoustic model to speech in noise (package data).
+LOUD_MLLR = "data/loud_mllr_matrix"
 
 
 def decoder(model_dir: Path, dictionary: Path | None = None, **options: Any) -> Any:
@@ -54,9 +49,9 @@ def phone_loop(found: Any) -> Any:
     return found
 
 
-def loud_adaptation() -> Path:
+def loud_mllr() -> Path:
     """The shipped adaptation to speech in noise (``SatelliteError`` if it is missing)."""
-    path = Path(str(resources.files("satellite").joinpath(LOUD_ADAPTATION)))
+    path = Path(str(resources.files("satellite").joinpath(LOUD_MLLR)))
     if not path.is_file():
         raise SatelliteError(
             f"The loud room's adaptation {path} is missing. Fix: reinstall pocket-satellite, "
@@ -65,19 +60,9 @@ def loud_adaptation() -> Path:
     return path
 
 
-def adapted(adaptation: Path | None) -> dict[str, str]:
-    """The decoder options that load the model adapted by ``adaptation``: a means file
-    (the model's format) in place of the model's means, or an MLLR transform of them."""
-    if adaptation is None:
-        return {}
-    with adaptation.open("rb") as file:
-        means = file.read(len(S3_HEADER)) == S3_HEADER
-    return {"mean" if means else "mllr": os.fspath(adaptation)}
-
-
-def _common(adaptation: Path | None) -> dict[str, Any]:
+def _common(mllr: Path | None) -> dict[str, Any]:
     common: dict[str, Any] = {"lm": None, "bestpath": False, "compallsen": True}
-    common.update(adapted(adaptation))
+    common.update({"mllr": os.fspath(mllr)} if mllr is not None else {})
     return common
 
 
@@ -97,11 +82,11 @@ class Streaming:
         dictionary: Path | None,
         grammar: Grammar,
         grammar_path: Path,
-        adaptation: Path | None,
+        mllr: Path | None,
     ) -> Streaming:
         """The pair for ``grammar`` (compiled at ``grammar_path``), the model adapted by
-        ``adaptation`` (None: as shipped)."""
-        common = _common(adaptation)
+        ``mllr`` (None: as shipped)."""
+        common = _common(mllr)
         fsg = os.fspath(grammar_path)
         phones = phone_loop(decoder(model_dir, dictionary, **common))
         return cls(
@@ -130,10 +115,10 @@ class Aside:
         dictionary: Path | None,
         grammar: Grammar,
         grammar_path: Path,
-        adaptation: Path | None,
+        mllr: Path | None,
     ) -> Aside:
-        """The searches aside for ``grammar``, the model adapted by ``adaptation``."""
-        common = _common(adaptation)
+        """The searches aside for ``grammar``, the model adapted by ``mllr``."""
+        common = _common(mllr)
         again = decoder(model_dir, dictionary, fsg=os.fspath(grammar_path), **common)
         beside_phones = phone_loop(decoder(model_dir, dictionary, **common))
         return cls(
