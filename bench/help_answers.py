@@ -19,8 +19,8 @@ counted (``answer_to_help``):
   once (not asked about first).
 
 ``--set SECTION.KEY=VALUE``: another configuration (e.g. ``stt.loud_adaptation=false``),
-``--name``: the results file's name. Writes bench/results/help_answers[NAME].json and
-prints the table.
+``--name``: the results file's name. Writes bench/results/NAME.json (help_answers.json by
+default) and prints the table.
 """
 
 from __future__ import annotations
