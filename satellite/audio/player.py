@@ -122,12 +122,15 @@ class Player:
 
         Returns False once the reply was stopped: stop synthesising then.
         """
+        self._raise_if_failed()
+        queued = all(self._put(period) for period in self._cutter.periods(chunk))
+        self._raise_if_failed()  # the device may have failed while this was queued
+        return queued and self._writing_generation == self._generation
+
+    def _raise_if_failed(self) -> None:
+        """``AudioDeviceError`` if the output failed since this reply began."""
         if self._error is not None:
             raise AudioDeviceError(f"Playback failed: {self._error}")
-        queued = all(self._put(period) for period in self._cutter.periods(chunk))
-        if self._error is not None:  # the device failed while this was queued
-            raise AudioDeviceError(f"Playback failed: {self._error}")
-        return queued and self._writing_generation == self._generation
 
     def end(self) -> None:
         """No more audio for the current reply: play out what is buffered."""
