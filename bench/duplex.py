@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from bench.common import peak_rss_mb, print_table, write_results
+from bench.echo import canceller_for
 from satellite.audio.chunk import AudioChunk
-from satellite.frontend.echo_engines import ECHO_ENGINES, make_echo_canceller
 from satellite.frontend.echo_settings import EchoSettings
 from satellite.stt.keywords import (
     KWS_THRESHOLD,
@@ -40,8 +40,6 @@ from tests import corpus
 from tests.room import Float, Room, level_db, scale_to
 
 RATE = 16000
-#: Not a config engine: mdf with its residual echo gate (``frontend.echo.residual_gate``).
-MDF_GATE = "mdf-gate"
 FRAME = 160
 DELAYS_MS = (20, 100, 200)
 RT60S = (0.2, 0.4, 0.6)
@@ -97,11 +95,7 @@ class RoomRun:
     ) -> None:
         self.room = room
         self.spotter = spotter
-        self.canceller = (
-            make_echo_canceller("mdf", residual_gate=True)
-            if engine == MDF_GATE
-            else make_echo_canceller(engine)
-        )
+        self.canceller = canceller_for(engine)[0]
         self.rng = np.random.default_rng(seed)
         self.clock = 0.0
         self.check_ns: list[int] = []
@@ -183,9 +177,10 @@ def main() -> None:
     parser.add_argument("--name", default=None, help="results file name (default duplex)")
     parser.add_argument(
         "--engine",
-        choices=(*ECHO_ENGINES, MDF_GATE),
         default="speex",
-        help="echo canceller (mdf-gate: mdf with frontend.echo.residual_gate)",
+        help="echo canceller: speex, mdf, webrtc, mdf-gate (mdf with "
+        "frontend.echo.residual_gate), mdf-kalman; a tail after a colon (mdf:600): "
+        "frontend.echo.tail_ms",
     )
     args = parser.parse_args()
     settings = EchoSettings()
@@ -263,7 +258,7 @@ def main() -> None:
     }
     name = (args.name or "duplex") + ("_quick" if args.quick else "")
     write_results(
-        name if args.engine == "speex" or args.name else f"{name}_{args.engine}",
+        name if args.engine == "speex" or args.name else f"{name}_{args.engine.replace(':', '_')}",
         {
             "settings": {
                 "engine": args.engine,

@@ -32,6 +32,7 @@ import numpy as np
 
 from bench.common import peak_rss_mb, print_table, write_results
 from bench.duplex import DELAYS_MS, PEOPLE, REPLIES, RT60S
+from bench.echo import with_tail
 from satellite.actions import AnswerDue, StopSaid
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config, validate
@@ -149,14 +150,18 @@ def _arguments() -> argparse.Namespace:
         "--engine",
         default="speex",
         help="frontend.echo.engine; mdf-kalman: mdf with the Kalman gain, mdf-gate: mdf "
-        "with the residual echo gate",
+        "with the residual echo gate; a tail after a colon (mdf:700): frontend.echo.tail_ms",
     )
     return parser.parse_args()
 
 
 def _config(engine: str, stop_words: list[str] | None) -> Config:
-    """Echo on with ``engine`` (``mdf-kalman``, ``mdf-gate``: mdf with that option)."""
+    """Echo on with ``engine`` (``mdf-kalman``, ``mdf-gate``: mdf with that option;
+    ``mdf:700``: learning a 700 ms tail)."""
+    engine, tail = with_tail(engine)
     echo: dict[str, Any] = {"enabled": True, "engine": engine.split("-", maxsplit=1)[0]}
+    if tail is not None:
+        echo["tail_ms"] = tail
     if engine.endswith("-kalman"):
         echo["mdf_adaptation"] = "kalman"
     if engine.endswith("-gate"):
@@ -171,7 +176,7 @@ def main() -> None:
     config = _config(args.engine, args.stop_words)
     name = "duplex_talk_over" + ("_gate_only" if args.stop_words else "")
     if args.engine != "speex":
-        name += "_" + args.engine.replace("-", "_")
+        name += "_" + args.engine.replace("-", "_").replace(":", "_")
     if args.rt60:
         name += "_rt60_" + "_".join(f"{r:g}" for r in args.rt60)
     pipeline = _pipeline(config, talk_over=True)

@@ -29,6 +29,7 @@ import numpy as np
 from bench.common import print_table, write_results
 from satellite.frontend.echo import echo_return_loss_enhancement
 from satellite.frontend.echo_engines import (
+    DEFAULT_TAIL_MS,
     ECHO_ENGINES,
     OUTPUT_DELAY_SAMPLES,
     EchoCanceller,
@@ -52,14 +53,24 @@ MDF_KALMAN = "mdf-kalman"
 MDF_GATE = "mdf-gate"
 
 
+def with_tail(engine: str) -> tuple[str, int | None]:
+    """A bench's engine name and the echo tail it names (``mdf:700``: mdf learning a
+    700 ms tail, ``frontend.echo.tail_ms``; None: the engine's own)."""
+    name, _, tail = engine.partition(":")
+    return name, int(tail) if tail else None
+
+
 def canceller_for(engine: str) -> tuple[EchoCanceller, int]:
-    """The canceller a bench's ``--engines`` names (a config engine or ``mdf-kalman``) and
-    how late its output comes, samples."""
-    if engine == MDF_KALMAN:
-        return MdfEchoCanceller(adaptation="kalman"), 0
-    if engine == MDF_GATE:
-        return MdfEchoCanceller(residual_gate=True), 0
-    return make_echo_canceller(engine), OUTPUT_DELAY_SAMPLES[engine]
+    """The canceller a bench's ``--engines`` names (a config engine, ``mdf-kalman`` or
+    ``mdf-gate``, each maybe with its tail: ``mdf:700``) and how late its output comes,
+    samples."""
+    name, tail = with_tail(engine)
+    mdf_tail = DEFAULT_TAIL_MS["mdf"] if tail is None else tail
+    if name == MDF_KALMAN:
+        return MdfEchoCanceller(tail_ms=mdf_tail, adaptation="kalman"), 0
+    if name == MDF_GATE:
+        return MdfEchoCanceller(tail_ms=mdf_tail, residual_gate=True), 0
+    return make_echo_canceller(name, tail), OUTPUT_DELAY_SAMPLES[name]
 
 
 def _int16(x: Float) -> np.ndarray:

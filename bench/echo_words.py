@@ -99,7 +99,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--engines",
         default="speex,mdf",
-        help=f"comma-separated; {MDF_RESIDUAL}: mdf with its suppressor; {MDF_KALMAN}",
+        help=f"comma-separated; {MDF_RESIDUAL}: mdf with its suppressor; {MDF_KALMAN}; a "
+        "tail after a colon (mdf:700): frontend.echo.tail_ms",
     )
     parser.add_argument(
         "--skip-uncancelled", action="store_true", help="not the raw microphone (saves 1/4)"
