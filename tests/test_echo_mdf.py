@@ -237,7 +237,7 @@ def test_the_config_picks_the_engine_and_its_tail() -> None:
     stages = build_stages(validate({"frontend": {"echo": {"enabled": True, "engine": "mdf"}}}))
     assert isinstance(stages.echo, EchoStage)
     assert isinstance(stages.echo.canceller, MdfEchoCanceller)
-    assert stages.echo.canceller.partitions == 40  # 400 ms in 10 ms partitions
+    assert stages.echo.canceller.partitions == 60  # 600 ms in 10 ms partitions
     short = validate({"frontend": {"echo": {"enabled": True, "engine": "mdf", "tail_ms": 200}}})
     canceller = build_stages(short).echo
     assert canceller is not None and isinstance(canceller.canceller, MdfEchoCanceller)

@@ -15,15 +15,17 @@ out (speex's output comes one frame later). Measured on a simulated room (tests/
   first second, 29-45 dB later, but its suppressor also takes the person 5-24 dB down
   (correlation 0.3-0.56) while the reply plays, which defeats hearing "stop" over it;
   +40 MB, 0.1-0.3 ms per frame. So speex is the default.
-- ``mdf`` (``echo_mdf``, numpy, 400 ms tail): learns only while nobody talks over the
+- ``mdf`` (``echo_mdf``, numpy, 600 ms tail): learns only while nobody talks over the
   reply, so the person's voice comes through whole and the echo stays out while they
   talk (29-33 dB over a learnt room, speex 15-16: tests/test_echo_mdf.py); a new room's
   first second about as speex (4.4-9.1 dB against 4.9-9.7), the next second more
   (10-16.6 dB against 9.4-14.9), 22-28 dB after 2 s (linear only; it learns again from
-  the frames it has just heard while young). 0.18 ms per frame (CPU) once learnt,
-  ~0.3 while learning a new room. With its residual echo gate (``echo_gate``,
-  ``frontend.echo.residual_gate``, off): 31.7-36.4 dB in the second after 1 s of a new
-  room's echo (bench/results/echo_gate.json), ~0.01 ms more per frame.
+  the frames it has just heard while young). 0.2-0.3 ms per frame (CPU) once learnt,
+  ~0.3 while learning a new room. Its tail was 400 ms: a room of RT60 0.6 s rang on past
+  it, and a person's words over a reply were heard far worse there (README). With its
+  residual echo gate (``echo_gate``, ``frontend.echo.residual_gate``, off): 31.7-36.4 dB
+  in the second after 1 s of a new room's echo (bench/results/echo_gate.json), ~0.01 ms
+  more per frame.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ ECHO_ENGINES = ("speex", "webrtc", "mdf")
 #: How late each engine's output comes, samples (speex: one frame; AEC3: 8 ms; mdf: none).
 OUTPUT_DELAY_SAMPLES = {"speex": 160, "webrtc": 128, "mdf": 0}
 #: The echo tail each engine learns unless ``frontend.echo.tail_ms`` says, ms.
-DEFAULT_TAIL_MS = {"speex": 200, "webrtc": 0, "mdf": 400}
+DEFAULT_TAIL_MS = {"speex": 200, "webrtc": 0, "mdf": 600}
 
 
 class EchoCanceller(Protocol):

@@ -117,7 +117,7 @@ class MdfEchoCanceller:
         self,
         rate_hz: int = 16000,
         frame_samples: int = 160,
-        tail_ms: int = 400,
+        tail_ms: int = 600,
         residual_suppression_db: float = 0.0,
         replays: int | None = None,
         adaptation: str = "nlms",

@@ -2,7 +2,7 @@
 longer than the filter's tail, and the microphone frames it learnt from while young, so
 that it can learn from them again (data reuse).
 
-A new filter learns a room slowly from speech (NLMS over a 400 ms tail: 4-7 dB in the
+A new filter learns a room slowly from speech (NLMS over a 400-600 ms tail: 4-7 dB in the
 first second). Going over the last second's frames again, a few per new frame, gives it
 several steps per frame of the same (echo-only) audio; the frames are replayed only
 while the filter is young, so a learnt filter costs no more than before.

@@ -60,7 +60,7 @@ class EchoSettings(Section):
     tail_ms: int | None = option(
         None,
         check_optional(check_integer(50, 1000, " ms")),
-        "speex, mdf: the room's echo tail it learns, ms (null: speex 200, mdf 400)",
+        "speex, mdf: the room's echo tail it learns, ms (null: speex 200, mdf 600)",
     )
     mdf_adaptation: str = option(
         "nlms",
