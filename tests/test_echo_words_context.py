@@ -117,9 +117,9 @@ def test_commands_over_replies_are_heard_through_the_loop() -> None:
 def test_commands_over_replies_are_heard_in_a_room_that_rings_on() -> None:
     """The real loop (mdf, its default tail) in a room of RT60 0.6 s: a command said over a
     reply, which the talk-over check pauses, is heard word for word. With a 400 ms tail
-    (mdf's default before) the room's ringing past the filter was heard as words: "turn on
-    the ceiling fan" as "turn our lights on on bathroom", "turn on the television" as
-    "i want how's television" (bench/results/echo_words_loop_tail400.json)."""
+    (mdf's default before) they came out as other words: "turn on the ceiling fan" as
+    "turn our lights on on bathroom", "turn on the television" as "i want how's
+    television" (bench/results/echo_words_loop_tail400.json)."""
     satellite = corpus.Voice("espeak", "en-us", 160)
     level = 20 * np.log10(3000.0)
     reply = scale_to(corpus.speak(satellite, REPLY).astype(np.float64), level)

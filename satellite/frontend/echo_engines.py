@@ -21,8 +21,8 @@ out (speex's output comes one frame later). Measured on a simulated room (tests/
   first second about as speex (4.4-9.1 dB against 4.9-9.7), the next second more
   (10-16.6 dB against 9.4-14.9), 22-28 dB after 2 s (linear only; it learns again from
   the frames it has just heard while young). 0.2-0.3 ms per frame (CPU) once learnt,
-  ~0.3 while learning a new room. Its tail was 400 ms: a room of RT60 0.6 s rang on past
-  it, and a person's words over a reply were heard far worse there (README). With its
+  ~0.3 while learning a new room. Its tail was 400 ms: in a room of RT60 0.6 s a person's
+  words over a reply were heard far worse with it (why is not settled: README). With its
   residual echo gate (``echo_gate``, ``frontend.echo.residual_gate``, off): 31.7-36.4 dB
   in the second after 1 s of a new room's echo (bench/results/echo_gate.json), ~0.01 ms
   more per frame.
