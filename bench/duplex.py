@@ -11,7 +11,7 @@ the end of the word each was heard; the cost per 10 ms frame while speaking (CPU
 the thread, so a shared core's waits are not counted).
 
     taskset -c 1 ~/.cache/pocket-satellite/venv/bin/python -m bench.duplex [--quick] \
-        [--engine speex|mdf|webrtc|mdf-gate]
+        [--engine speex|mdf|webrtc|mdf-gate|mdf-kalman[:TAIL_MS]]
 
 Writes bench/results/duplex.json (duplex_<engine>.json for another engine than speex)
 and prints a table per voice family and room.
