@@ -187,8 +187,12 @@ class SatelliteApp(CommandHandling):
         self._stopping.set()
 
     def close(self, timeout: float = DRAIN_SECONDS) -> None:
-        """Let pending understanding, queued speech and TTS answers finish, then end."""
+        """Let pending understanding, queued speech and TTS answers finish, then end. A
+        call for help still asked about ("Do you need help?") goes out, unconfirmed."""
         self._take(self.pipeline.poll(self._now, wait_seconds=timeout))
+        if self.dialogue is not None:  # a call for help asked about goes out, unconfirmed
+            for item in self.dialogue.close(self._now):
+                self._perform(item)
         self._speak_held(at_last=True)
         deadline = time.monotonic() + timeout
         while not self.voice.idle() and time.monotonic() < deadline:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import queue
+import time
+from collections.abc import Iterable, Iterator
 
 from satellite.actions import Action
 from satellite.app import SatelliteApp
+from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
 from satellite.events import Event
 from satellite.mqtt.payloads import Command
@@ -42,3 +45,15 @@ def dialogue_app(
         on_action=done.append,
     )
     return app, published, done
+
+
+def after_it_speaks(app: SatelliteApp, chunks: Iterable[AudioChunk]) -> Iterator[AudioChunk]:
+    """``chunks`` handed to ``app.run`` one by one, each only once the satellite is not
+    speaking: a person who answers after its question. Fed as fast as the loop takes
+    them, the frames would otherwise race the voice's thread, and how much of the audio
+    after a question the loop heard while the question played (its microphone shut)
+    would depend on the machine's load."""
+    for chunk in chunks:
+        while not app.voice.idle():
+            time.sleep(0.005)
+        yield chunk

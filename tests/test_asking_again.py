@@ -104,6 +104,24 @@ def test_a_question_about_help_met_with_silence_still_alerts_unconfirmed() -> No
     assert dialogue.tick(1.0 + 3 * ANSWER_WINDOW_SECONDS) == [] and not dialogue.asking
 
 
+def test_a_question_about_help_still_open_when_the_satellite_stops_alerts_unconfirmed() -> None:
+    """Stopping (its input ended, a shutdown) before the answer window ends: the call
+    asked about goes out now, unconfirmed, not lost with the process; a command asked
+    about again is only dropped."""
+    dialogue = Dialogue()
+    dialogue.handle(HELP, "u1", 1.0, doubtful=True)
+    closing = dialogue.close(3.0)
+    alerts = [e for e in closing if isinstance(e, HelpRequested)]
+    assert [(a.severity, a.utterance_id, a.timestamp_seconds) for a in alerts] == [
+        ("unconfirmed", "u1", 3.0)
+    ]
+    assert _replies(closing) == [REPLIES["help_unanswered"]]
+    assert not dialogue.asking and dialogue.close(4.0) == []
+    other = Dialogue()
+    other.handle(LIGHT_ON, "u2", 1.0, doubtful=True)
+    assert other.close(3.0) == [] and not other.asking
+
+
 @pytest.mark.parametrize(
     "answer",
     [IntentResult(None), STATE, IntentResult("Stop", text="stop")],
@@ -297,3 +315,25 @@ def test_the_app_sends_an_unanswered_doubtful_call_for_help_on_unconfirmed() -> 
         REPLIES["confirm_help"],
         REPLIES["help_unanswered"],
     ]
+
+
+def test_the_app_sends_a_call_for_help_asked_about_when_its_input_ends() -> None:
+    """Through the app: "i need help" heard doubtful is asked about, and the input ends
+    2 s later, before anyone answered (a replayed recording; a shutdown is the same
+    close): the call goes out, marked unconfirmed (before, it was lost)."""
+    config = Config()
+    scene = synth.wake_scene("i need help", "en-us", 160, lead_seconds=0.8)
+    audio = np.concatenate([scene.audio, synth.silence(2.0)])
+    audio = audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=3)
+    understanding = understanding_with(
+        Heard("i need help", config.stt.rejection_threshold + 1.0), config
+    )
+    pipeline = build_pipeline(config, understanding=understanding)
+    app, published, done = dialogue_app(pipeline)
+    try:
+        app.run(synth.mic_chunks(audio))
+    finally:
+        app.close()
+    assert any(isinstance(a, ListenAgain) for a in done), "the call was not asked about"
+    helps = [e for e in published.events if isinstance(e, HelpRequested)]
+    assert [h.severity for h in helps] == ["unconfirmed"]

@@ -40,7 +40,7 @@ from satellite.understanding.dialogue import (
     answer_to_help,
 )
 from tests import corpus, robustness, synth
-from tests.app_harness import dialogue_app
+from tests.app_harness import after_it_speaks, dialogue_app
 
 HELP = IntentResult("CallForHelp", text="fetch help")
 YES = IntentResult(ANSWER_YES, text="yes please", confidence=0.95)
@@ -263,7 +263,7 @@ def _through_the_app(answer: str) -> tuple[list[Event], list[Action]]:
     pipeline = build_pipeline(config, understanding=understanding)
     app, published, done = dialogue_app(pipeline, Dialogue(question=understanding.question))
     try:
-        app.run(synth.mic_chunks(audio))
+        app.run(after_it_speaks(app, synth.mic_chunks(audio)))
     finally:
         app.close()
     assert any(isinstance(a, ListenAgain) for a in done), "the call was not asked about"

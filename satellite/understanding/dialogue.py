@@ -181,6 +181,15 @@ class Dialogue:
                 events.extend(self._say(utterance_id, REPLIES["ha_timeout"], at_seconds))
         return events
 
+    def close(self, at_seconds: float) -> list[Event | Action]:
+        """The satellite stops (its input ended, or it shuts down) with the help question
+        still open: the call goes out now, unconfirmed, never lost with the process."""
+        asked = self._ask(None)
+        if asked is None or asked.result.intent != HELP:
+            return []
+        _LOGGER.warning("Stopping before anyone answered whether help is needed: alerting")
+        return self._unconfirmed(asked, at_seconds, REPLIES["help_unanswered"])
+
     # --- the help question --------------------------------------------------------------
 
     def _ask(self, asked: _Asked | None) -> _Asked | None:
