@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from satellite.actions import AnswerDue, HaIntentRequested, ListenAgain, ReplyRequested
+from satellite.actions import Action, AnswerDue, HaIntentRequested, ListenAgain, ReplyRequested
 from satellite.config import Config, validate
 from satellite.events import ListeningTimeout, StateChanged, UtteranceEnded, WakeDetected
 from satellite.nlu import trust
@@ -291,12 +291,14 @@ def test_what_is_doubtful() -> None:
     assert not trust.doubtful(unsure, True, off)
 
 
-def test_the_app_sends_an_unanswered_doubtful_call_for_help_on_unconfirmed() -> None:
-    """Through the app, in time: "i need help" heard doubtful is asked about; nobody
-    answers; when the answer window has passed the call goes out, marked unconfirmed."""
+def _doubtful_call_through_the_app(
+    silence_seconds: float,
+) -> tuple[list[HelpRequested], list[Action]]:
+    """Through the app: "i need help" heard doubtful (asked about), then ``silence_seconds``
+    of the room and the input ends: the calls for help it published, and what it did."""
     config = Config()
     scene = synth.wake_scene("i need help", "en-us", 160, lead_seconds=0.8)
-    audio = np.concatenate([scene.audio, synth.silence(ANSWER_WINDOW_SECONDS + 2.0)])
+    audio = np.concatenate([scene.audio, synth.silence(silence_seconds)])
     audio = audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=3)
     understanding = understanding_with(
         Heard("i need help", config.stt.rejection_threshold + 1.0), config
@@ -307,7 +309,14 @@ def test_the_app_sends_an_unanswered_doubtful_call_for_help_on_unconfirmed() -> 
         app.run(synth.mic_chunks(audio))
     finally:
         app.close()
-    helps = [e for e in published.events if isinstance(e, HelpRequested)]
+    assert any(isinstance(a, ListenAgain) for a in done), "the call was not asked about"
+    return [e for e in published.events if isinstance(e, HelpRequested)], done
+
+
+def test_the_app_sends_an_unanswered_doubtful_call_for_help_on_unconfirmed() -> None:
+    """Through the app, in time: "i need help" heard doubtful is asked about; nobody
+    answers; when the answer window has passed the call goes out, marked unconfirmed."""
+    helps, done = _doubtful_call_through_the_app(ANSWER_WINDOW_SECONDS + 2.0)
     assert [h.severity for h in helps] == ["unconfirmed"]
     asked_at = next(a.timestamp_seconds for a in done if isinstance(a, ListenAgain))
     assert helps[0].timestamp_seconds == pytest.approx(asked_at + ANSWER_WINDOW_SECONDS, abs=0.2)
@@ -321,19 +330,5 @@ def test_the_app_sends_a_call_for_help_asked_about_when_its_input_ends() -> None
     """Through the app: "i need help" heard doubtful is asked about, and the input ends
     2 s later, before anyone answered (a replayed recording; a shutdown is the same
     close): the call goes out, marked unconfirmed (before, it was lost)."""
-    config = Config()
-    scene = synth.wake_scene("i need help", "en-us", 160, lead_seconds=0.8)
-    audio = np.concatenate([scene.audio, synth.silence(2.0)])
-    audio = audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=3)
-    understanding = understanding_with(
-        Heard("i need help", config.stt.rejection_threshold + 1.0), config
-    )
-    pipeline = build_pipeline(config, understanding=understanding)
-    app, published, done = dialogue_app(pipeline)
-    try:
-        app.run(synth.mic_chunks(audio))
-    finally:
-        app.close()
-    assert any(isinstance(a, ListenAgain) for a in done), "the call was not asked about"
-    helps = [e for e in published.events if isinstance(e, HelpRequested)]
+    helps, _ = _doubtful_call_through_the_app(2.0)
     assert [h.severity for h in helps] == ["unconfirmed"]
