@@ -32,7 +32,7 @@ import numpy as np
 
 from bench.common import peak_rss_mb, print_table, write_results
 from bench.duplex import DELAYS_MS, PEOPLE, REPLIES, RT60S
-from bench.echo import with_tail
+from bench.echo import echo_section
 from satellite.actions import AnswerDue, StopSaid
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config, validate
@@ -158,14 +158,7 @@ def _arguments() -> argparse.Namespace:
 def _config(engine: str, stop_words: list[str] | None) -> Config:
     """Echo on with ``engine`` (``mdf-kalman``, ``mdf-gate``: mdf with that option;
     ``mdf:700``: learning a 700 ms tail)."""
-    engine, tail = with_tail(engine)
-    echo: dict[str, Any] = {"enabled": True, "engine": engine.split("-", maxsplit=1)[0]}
-    if tail is not None:
-        echo["tail_ms"] = tail
-    if engine.endswith("-kalman"):
-        echo["mdf_adaptation"] = "kalman"
-    if engine.endswith("-gate"):
-        echo["residual_gate"] = True
+    echo = echo_section(engine)
     if stop_words:
         echo["stop_words"] = stop_words
     return validate({"frontend": {"echo": echo}})

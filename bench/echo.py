@@ -60,6 +60,21 @@ def with_tail(engine: str) -> tuple[str, int | None]:
     return name, int(tail) if tail else None
 
 
+def echo_section(engine: str) -> dict[str, Any]:
+    """``frontend.echo`` on with the engine a bench names (``mdf-kalman``: mdf with the
+    Kalman gain; ``mdf-gate``: mdf with the residual echo gate; ``mdf:700``: learning a
+    700 ms tail)."""
+    name, tail = with_tail(engine)
+    echo: dict[str, Any] = {"enabled": True, "engine": name.split("-", maxsplit=1)[0]}
+    if tail is not None:
+        echo["tail_ms"] = tail
+    if name.endswith("-kalman"):
+        echo["mdf_adaptation"] = "kalman"
+    if name.endswith("-gate"):
+        echo["residual_gate"] = True
+    return echo
+
+
 def canceller_for(engine: str) -> tuple[EchoCanceller, int]:
     """The canceller a bench's ``--engines`` names (a config engine, ``mdf-kalman`` or
     ``mdf-gate``, each maybe with its tail: ``mdf:700``) and how late its output comes,

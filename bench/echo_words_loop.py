@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.echo import with_tail
+from bench.echo import echo_section
 from satellite.actions import AnswerDue
 from satellite.config import Config, validate
 from satellite.nlu.events import IntentRecognized
@@ -31,15 +31,7 @@ def loop_config(engine: str) -> Config:
     """Echo cancellation on with ``engine`` (``mdf-kalman``: mdf with the Kalman gain;
     ``mdf-gate``: mdf with the residual echo gate; ``mdf:700``: learning a 700 ms tail),
     hearing while speaking on (the default)."""
-    engine, tail = with_tail(engine)
-    echo: dict[str, Any] = {"enabled": True, "engine": engine.split("-", maxsplit=1)[0]}
-    if tail is not None:
-        echo["tail_ms"] = tail
-    if engine.endswith("-kalman"):
-        echo["mdf_adaptation"] = "kalman"
-    if engine.endswith("-gate"):
-        echo["residual_gate"] = True
-    return validate({"frontend": {"echo": echo}})
+    return validate({"frontend": {"echo": echo_section(engine)}})
 
 
 class LoopRoom:

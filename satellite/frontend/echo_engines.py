@@ -38,14 +38,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import MissingDependencyError, SatelliteError
-from .echo_mdf import MdfEchoCanceller
+from .echo_mdf import TAIL_MS, MdfEchoCanceller
 
 Int16 = npt.NDArray[np.int16]
 ECHO_ENGINES = ("speex", "webrtc", "mdf")
 #: How late each engine's output comes, samples (speex: one frame; AEC3: 8 ms; mdf: none).
 OUTPUT_DELAY_SAMPLES = {"speex": 160, "webrtc": 128, "mdf": 0}
 #: The echo tail each engine learns unless ``frontend.echo.tail_ms`` says, ms.
-DEFAULT_TAIL_MS = {"speex": 200, "webrtc": 0, "mdf": 600}
+DEFAULT_TAIL_MS = {"speex": 200, "webrtc": 0, "mdf": TAIL_MS}
 
 
 class EchoCanceller(Protocol):

@@ -59,6 +59,9 @@ Int16 = npt.NDArray[np.int16]
 Float = npt.NDArray[np.float64]
 Complex = npt.NDArray[np.complex128]
 
+#: The echo tail the filter learns unless told, ms (``frontend.echo.tail_ms``; 400 before:
+#: README "mdf learns a 600 ms tail").
+TAIL_MS = 600
 #: NLMS step of the background filter (0-1 per bin, normalised by the far end's power).
 STEP = 0.5
 #: A filter is young from its start (or a moved speaker) until the echo loss it
@@ -117,7 +120,7 @@ class MdfEchoCanceller:
         self,
         rate_hz: int = 16000,
         frame_samples: int = 160,
-        tail_ms: int = 600,
+        tail_ms: int = TAIL_MS,
         residual_suppression_db: float = 0.0,
         replays: int | None = None,
         adaptation: str = "nlms",
