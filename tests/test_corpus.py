@@ -64,6 +64,7 @@ def test_babble_and_tv_are_speech_like_not_stationary() -> None:
 
     white = swing(synth.white_noise(3.0, 1.0, seed=1))
     assert swing(corpus.babble(n, seed=1)) > 3 * white
+    assert swing(corpus.people(n, seed=1)) > 3 * white
     assert swing(corpus.tv(n, seed=1)) > 3 * white
 
 
