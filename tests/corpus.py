@@ -4,7 +4,8 @@ Voices come from three synthesisers that sound nothing alike: eSpeak NG (formant
 voices, several variants and rates), flite and Festival (recorded-speech voices:
 diphone and HTS). Rooms: clean, a short synthetic reverberation, and white, pink,
 babble (other speech), television-like (speech with music) and people (babble of
-recorded people, tests/human_speech.py) noise at 20, 10 and 5 dB below the speech. Shared by the robustness tests and bench/robustness.py.
+recorded people, tests/human_speech.py) noise at 20, 10 and 5 dB below the speech.
+Shared by the robustness tests and bench/robustness.py.
 
 Rendered speech is cached under ``POCKET_CORPUS_CACHE`` (default
 ``~/.cache/pocket-satellite/corpus``) by a hash of everything that made it (synthesiser,

@@ -8,8 +8,10 @@ commands: in a quiet room the conversation's closing laughter ("huh huh") came o
 me", 0.99 sure, and went out as a call for help at once (a false alarm to the
 caregivers). Laughter and "uh" now stand beside a call in the search that confirms it
 (``like_a_call`` in nlu/care_en.yaml): heard there as one, the call is asked about ("Do
-you need help?"), never dropped. bench/human_speech.py counts every outcome per source
-and room.
+you need help?"), never dropped. And with people talking 20 dB below a command (the
+corpus' ``people`` room), "stop" came out "fetch doctor" and went out at once: a call
+spanning a little over 1 s was never checked. bench/human_speech.py counts every outcome
+per source and room.
 """
 
 from __future__ import annotations
@@ -71,3 +73,17 @@ def test_people_talking_do_not_wake_it(people: list[Recording]) -> None:
         if (heard := heard_in(take, corpus.Room("clean"), seed, False, waking)).wakes
     }
     assert not wakes, wakes
+
+
+def test_stop_said_while_people_talk_is_no_call_sent_at_once(people: list[Recording]) -> None:
+    """Festival's slt says "okay nabu, stop" with four people talking 20 dB below: the
+    room is judged quiet, and the commands' search heard "fetch doctor", 0.98 sure. Its
+    words spanned 1.01 s, just past the 1 s a call's check then took, so nothing searched
+    it again and it went out at once: a false alarm from "stop". Calls spanning up to
+    1.25 s are checked now; heard again poorly, it is asked about."""
+    voice = corpus.installed("cmu_us_slt_arctic_hts")
+    said = robustness.scene(voice, "stop", corpus.Room("people", 20.0), seed=17)
+    heard = robustness.replay(Config(), said.audio, False, robustness.listener(Config()))
+    assert heard.wakes
+    sent = [a.result.text for a in heard.answers if outcome(a) == (AT_ONCE, HELP)]
+    assert not sent, sent
