@@ -15,6 +15,7 @@ from a seed each time (cheap, and the same every run).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -224,10 +225,8 @@ def people(samples: int, seed: int, talkers: int = BABBLE_TALKERS) -> Float:
     Synthesized babble hid the wake word more: "okay nabu" at 10 dB woke the satellite
     (default configuration) in 19 / 26 / 13 % of eSpeak's / flite's / Festival's scenes
     (31 each), in this one 35 / 32 / 26 %."""
-    from tests.human_speech import recordings  # noqa: PLC0415 (fetches on first use)
-
     rng = np.random.default_rng(seed)
-    takes = [_unit(take.audio) for take in recordings()]
+    takes = _people_takes()
     mix = np.zeros(samples, dtype=np.float64)
     for _ in range(talkers):
         order = rng.permutation(len(takes))
@@ -235,6 +234,14 @@ def people(samples: int, seed: int, talkers: int = BABBLE_TALKERS) -> Float:
         start = int(rng.integers(len(joined)))
         mix += np.resize(np.roll(joined, -start), samples)
     return _unit(mix)
+
+
+@functools.cache
+def _people_takes() -> tuple[Float, ...]:
+    """The recordings of people, each at unit RMS (read once a process)."""
+    from tests.human_speech import recordings  # noqa: PLC0415 (fetches on first use)
+
+    return tuple(_unit(take.audio) for take in recordings())
 
 
 def tv(samples: int, seed: int) -> Float:
