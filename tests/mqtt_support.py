@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import queue
+import random
 import shutil
 import signal
 import socket
@@ -47,6 +48,22 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def closed_port() -> int:
+    """A TCP port nobody listens on, below the kernel's ephemeral range: a client retrying
+    a closed port in that range can be given it as its own source port and connect to
+    itself (TCP self-connect), reading its own CONNECT back ("Protocol error", seen in CI
+    on port 34217), which no real broker port (1883, 8883) can do."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for port in random.Random().sample(range(max(1024, low - 12000), low), 200):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port below {low}")
 
 
 @dataclass

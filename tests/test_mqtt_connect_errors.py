@@ -19,6 +19,7 @@ from satellite.mqtt.settings import MqttSettings
 from tests.mqtt_support import (
     Mosquitto,
     TlsFiles,
+    closed_port,
     have_mosquitto,
     make_link,
     make_tls_files,
@@ -101,7 +102,7 @@ def test_a_certificate_that_fails_verification_gives_the_reason(
 def test_a_refused_port_and_an_unknown_host_are_named(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    closed = Mosquitto(tmp_path / "never-started").port
+    closed = closed_port()
     errors, _ = _errors_over_attempts(closed, tmp_path / "a", caplog)
     _one_clear_line(errors, "connection refused")
     caplog.clear()
@@ -113,7 +114,7 @@ def test_a_lasting_problem_is_logged_again_after_the_interval(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(connection, "PROBLEM_INTERVAL_SECONDS", 0.4)
-    closed = Mosquitto(tmp_path / "never-started").port
+    closed = closed_port()
     link, _ = make_link(closed, tmp_path / "outbox", reconnect_max_seconds=0.1)
     with caplog.at_level(logging.WARNING, "satellite.mqtt"):
         link.start()
