@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -9,9 +10,12 @@ import resource
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tests.corpus import Room
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -61,3 +65,13 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
         if index == 0:
             print("  ".join("-" * w for w in widths))
+
+
+def rooms_labelled(parser: argparse.ArgumentParser, labels: Sequence[str]) -> tuple[Room, ...]:
+    """The corpus rooms a bench's ``--rooms`` labels name (an unknown one: a usage error)."""
+    from tests.corpus import labelled  # noqa: PLC0415 (only the benches of rooms load it)
+
+    try:
+        return labelled(labels)
+    except ValueError as err:
+        parser.error(f"--rooms: {err}")

@@ -45,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import peak_rss_mb, print_table, write_results
+from bench.common import peak_rss_mb, print_table, rooms_labelled, write_results
 from satellite.actions import AnswerDue
 from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
 from satellite.config import Config, validate
@@ -306,9 +306,7 @@ def main() -> None:
     name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
     rooms: tuple[corpus.Room, ...] = ROOMS
     if args.rooms:
-        rooms = tuple(r for r in corpus.ROOMS_ALL if r.label in args.rooms)
-        if len(rooms) != len(args.rooms):
-            parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
+        rooms = rooms_labelled(parser, args.rooms)
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
     if args.families:
         voices = [v for v in voices if v.family in args.families]

@@ -1,7 +1,7 @@
 """Recorded people through the satellite: what it does with real human speech that is no
 command, per source and room.
 
-Run on one core:  taskset -c 1 python bench/human_speech.py [--rooms clean,babble:10]
+Run on one core:  taskset -c 1 python bench/human_speech.py [--rooms clean 'babble 10 dB']
 [--name NAME]
 
 The recordings are tests/human_speech.py's (a LibriVox reader, AN4 and TIDIGITS
@@ -28,27 +28,23 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import peak_rss_mb, print_table, write_results
+from bench.common import peak_rss_mb, print_table, rooms_labelled, write_results
 from satellite.config import Config
 from tests import corpus, human_speech, robustness
 from tests.human_speech import ASKED, AT_ONCE, DEVICE, HELP, OTHER
 
-ROOMS = "clean,reverb,white:10,babble:10,tv:10"
+ROOMS = ("clean", "reverb", "white 10 dB", "babble 10 dB", "tv 10 dB")
 COLUMNS = [f"{how}_{kind}" for how in (AT_ONCE, ASKED) for kind in (DEVICE, HELP, OTHER)]
-
-
-def room(spec: str) -> corpus.Room:
-    """``clean``, ``reverb`` or ``kind:snr``."""
-    kind, _, snr = spec.partition(":")
-    return corpus.Room(kind, float(snr) if snr else None)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rooms", default=ROOMS, help=f"comma-separated (default {ROOMS})")
+    parser.add_argument(
+        "--rooms", nargs="*", default=ROOMS, metavar="ROOM", help=f"labels (default {ROOMS})"
+    )
     parser.add_argument("--name", default="human_speech")
     args = parser.parse_args()
-    rooms = [room(spec) for spec in args.rooms.split(",")]
+    rooms = list(rooms_labelled(parser, args.rooms))
     takes = human_speech.recordings()
     config = Config()
     listening = robustness.listener(config)

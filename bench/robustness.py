@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import yaml
 
-from bench.common import RESULTS, print_table, write_results
+from bench.common import RESULTS, print_table, rooms_labelled, write_results
 from satellite.config import Config, validate
 from satellite.stt import factory
 from tests import corpus, robustness
@@ -202,9 +202,7 @@ def main() -> int:
         factory.loud_mllr = lambda: loud_mllr  # type: ignore[attr-defined]
     rooms = corpus.ROOMS_ALL if args.full else ROOMS
     if args.rooms:
-        rooms = tuple(r for r in corpus.ROOMS_ALL if r.label in args.rooms)
-        if len(rooms) != len(args.rooms):
-            parser.error(f"--rooms: use labels of {[r.label for r in corpus.ROOMS_ALL]}")
+        rooms = rooms_labelled(parser, args.rooms)
     results: dict[str, Any] = {}
     if "wake" not in args.skip:
         results["wake"] = run_wake(WAKE_ROOMS, args.step, args.wake_hours)

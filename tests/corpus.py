@@ -123,6 +123,15 @@ ROOMS_ALL = (
 ROOMS_CI = (Room("clean"), Room("white", 10.0), Room("babble", 10.0))
 
 
+def labelled(labels: Sequence[str]) -> tuple[Room, ...]:
+    """The rooms of ``ROOMS_ALL`` with these labels (``clean``, ``white 10 dB``, ...), in
+    its order; an unknown label raises ValueError naming the labels there are."""
+    rooms = tuple(r for r in ROOMS_ALL if r.label in labels)
+    if len(rooms) != len(labels):
+        raise ValueError(f"use labels of {[r.label for r in ROOMS_ALL]}")
+    return rooms
+
+
 def available(voices: Sequence[Voice]) -> list[Voice]:
     """The voices whose synthesiser is installed."""
     return [v for v in voices if v.available]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import tarfile
 import tempfile
 import urllib.request
@@ -33,11 +32,11 @@ import numpy as np
 
 from satellite.actions import AnswerDue
 from satellite.config import Config
+from satellite.nlu.help_answers import HELP as CALL
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
 from satellite.understanding import Understanding
 from tests import corpus, robustness, synth
 from tests.synth import RATE, Float
-from tests.understand import FLOOR_RMS
 
 SDIST = "pocketsphinx-5.1.1"
 SDIST_URL = (
@@ -170,12 +169,11 @@ def recordings(directory: Path = HUMAN_DIR) -> list[Recording]:
 
 
 def _load(path: Path) -> Float:
-    """``path`` as 16 kHz mono float samples on a 16-bit scale (sox converts it)."""
-    source = ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1"]
-    args = ["sox", *(source if path.suffix == ".raw" else []), str(path)]
-    args += ["-t", "raw", "-r", str(RATE), "-e", "signed", "-b", "16", "-c", "1", "-"]
-    out = subprocess.run(args, capture_output=True, check=True).stdout
-    return np.frombuffer(out, dtype="<i2").astype(np.float32)
+    """``path`` (a 16-bit mono WAV at any rate, or raw 16 kHz) as 16 kHz float samples
+    on a 16-bit scale."""
+    if path.suffix == ".raw":
+        return np.frombuffer(path.read_bytes(), dtype="<i2").astype(np.float32)
+    return synth.wav_to_float(path.read_bytes())
 
 
 #: Room heard before and after a recording, s.
@@ -200,11 +198,8 @@ def heard_in(
     scenes) replayed through the satellite (``continuous``: listening on, no wake word
     needed, as in the follow-on window)."""
     audio = np.concatenate([synth.silence(LEAD_SECONDS), take.audio, synth.silence(TAIL_SECONDS)])
-    floor = synth.white_noise(len(audio) / RATE, FLOOR_RMS, seed=seed + 7)
-    heard = corpus.in_room(audio, room, seed, reference=take.audio) + floor
-    return robustness.replay(
-        config or Config(), heard.astype(np.float32), continuous, understanding
-    )
+    heard = robustness.on_floor(audio, room, seed, take.audio)
+    return robustness.replay(config or Config(), heard, continuous, understanding)
 
 
 def outcome(answer: AnswerDue) -> tuple[str, str | None]:
@@ -213,7 +208,7 @@ def outcome(answer: AnswerDue) -> tuple[str, str | None]:
     intent = answer.result.intent
     if intent is None:
         return NOT_UNDERSTOOD, None
-    kind = DEVICE if intent in DEVICE_ACTION_INTENTS else HELP if intent == "CallForHelp" else OTHER
+    kind = DEVICE if intent in DEVICE_ACTION_INTENTS else HELP if intent == CALL else OTHER
     return (ASKED if answer.doubtful else AT_ONCE), kind
 
 

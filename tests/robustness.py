@@ -72,9 +72,15 @@ def scene(
         parts += [corpus.speak(voice, WAKE_PHRASE), synth.silence(GAP_SECONDS)]
     start = sum(len(p) for p in parts)
     audio = np.concatenate([*parts, said, synth.silence(TAIL_SECONDS)])
+    return Scene(on_floor(audio, room, seed, said), start, start + len(said))
+
+
+def on_floor(audio: synth.Float, room: corpus.Room, seed: int, said: synth.Float) -> synth.Float:
+    """``audio`` in ``room`` (its noise's level set by ``said``), over a quiet room's
+    floor: how every scene is heard."""
     floor = synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=seed + 7)
     heard = corpus.in_room(audio, room, seed, reference=said) + floor
-    return Scene(heard.astype(np.float32), start, start + len(said))
+    return heard.astype(np.float32)
 
 
 @dataclass
