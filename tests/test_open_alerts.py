@@ -423,3 +423,31 @@ def test_ha_away_and_a_broker_restart_still_deliver_the_help_request_once(
             ha.close()
     finally:
         link.stop()
+
+
+_sleep = time.sleep
+
+
+class _SlowOpen(OpenAlerts):
+    """An alert file on a slow SD card: writing a new alert takes a while."""
+
+    def open(self, event_type: str, source: str, alert_id: str, time: float, raw: bytes) -> None:
+        _sleep(0.5)
+        super().open(event_type, source, alert_id, time, raw)
+
+
+@needs_broker
+def test_wait_idle_waits_for_the_help_request_to_be_written(
+    broker: Mosquitto, tmp_path: Path
+) -> None:
+    settings = link_settings(broker.port, tmp_path / "outbox.sqlite3", outbox_fsync=False)
+    alerts = _SlowOpen(open_alerts_path(settings.outbox_file), False, resend_after_seconds=FAST)
+    link = MqttLink(settings, INFO, queue.Queue(16), alerts=alerts)
+    link.start()
+    try:
+        assert link.connected.wait(10)
+        link.publish_event(HELP)
+        assert link.wait_idle(10)
+        assert len(alerts) == 1  # the drain on shutdown leaves nothing half-written
+    finally:
+        link.stop()

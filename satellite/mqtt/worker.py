@@ -289,13 +289,16 @@ class LinkWorker:
             self.stats.not_connected_dropped += sum(
                 1 for m in outgoing if not isinstance(m, OutboxMessage)
             )
+        # Events count as queued until their batch is done, so wait_idle cannot slip in
+        # between an event leaving the queue and its alert opening or outbox row landing.
+        events = sum(1 for work in items if work.kind == "event")
+        with self._queued_lock:
+            self._queued -= events
         with self._idle:
             self._idle.notify_all()
         return keep_running
 
     def _prepare_event(self, work: Work) -> list[Work | OutboxMessage]:
-        with self._queued_lock:
-            self._queued -= 1
         assert work.event is not None and work.route is not None
         event, route = work.event, work.route
         alert_id = self.alerts.new_id(event.type_name)
