@@ -9,6 +9,7 @@ from .frontend.base import FrameFilter, VoiceActivityDetector, WakeWordDetector
 from .frontend.echo import EchoStage
 from .frontend.echo_engines import make_echo_canceller
 from .frontend.echo_talk_over import TalkOver
+from .frontend.expander import DownwardExpander
 from .frontend.gain import AutoGain
 from .frontend.noise import PassThrough, make_noise_suppressor, make_wake_ears
 from .frontend.recorder import UtteranceRecorder
@@ -37,6 +38,9 @@ class Stages:
     echo: EchoStage | None = None
     #: What the wake word hears the microphone through (None: the denoised audio).
     wake_ears: FrameFilter | None = None
+    #: What the wake word hears turned down between the person's syllables (after the
+    #: ears; frontend.wake.expand_db).
+    wake_expander: FrameFilter | None = None
     #: Stop words said over a reply, heard in the echo-cancelled audio while the
     #: satellite speaks (frontend.echo.hear_while_speaking; only with ``echo``).
     stop_words: StopWordSpotter | None = None
@@ -77,6 +81,8 @@ def build_stages(
     )
     vad = make_vad(fe.vad.engine)
     wake_ears = None if wake is None else make_wake_ears(fe.wake.hears)
+    expand_db = fe.wake.expand_db
+    wake_expander = None if wake is None or not expand_db else DownwardExpander(expand_db)
     prosody = (
         ProsodyMonitor(config.prosody) if config.prosody.enabled and understanding is None else None
     )
@@ -123,6 +129,7 @@ def build_stages(
         understanding=understanding,
         prosody=prosody,
         wake_ears=wake_ears,
+        wake_expander=wake_expander,
         stop_words=stop_words,
         talk_over=talk_over,
     )

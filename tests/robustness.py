@@ -18,7 +18,8 @@ from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
 from satellite.config import Config
 from satellite.events import Event, WakeDetected
 from satellite.frontend.base import WakeHit
-from satellite.frontend.noise import make_noise_suppressor
+from satellite.frontend.expander import DownwardExpander
+from satellite.frontend.noise import PassThrough, make_noise_suppressor
 from satellite.frontend.wake import MicroWakeWordDetector
 from satellite.frontend.wake_check import BandCheck
 from satellite.nlu.events import IntentRecognized
@@ -253,12 +254,16 @@ def wake_hits(
     cutoff: float | None = None,
     refractory_seconds: float = 2.0,
     band: BandCheck | None = None,
+    expand_db: float = 0.0,
 ) -> list[WakeHit]:
     """The detections of ``okay_nabu`` in ``audio`` heard through ``WAKE_INPUTS[hears]``
     (``refractory_seconds`` 0: every frame above ``cutoff``, to find the peaks; ``band``:
-    detections below the cutoff checked by it, see frontend.wake.checked_above)."""
+    detections below the cutoff checked by it, see frontend.wake.checked_above;
+    ``expand_db``: what it hears turned down between syllables after that, see
+    frontend.wake.expand_db)."""
     engine, suppression_db, level = WAKE_INPUTS[hears]
     noise = make_noise_suppressor(engine, suppression_db, level)
+    expander = DownwardExpander(expand_db) if expand_db else PassThrough("wake_expander")
     detector = MicroWakeWordDetector(("okay_nabu",), cutoff, refractory_seconds, band)
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
     hits = []
@@ -266,7 +271,7 @@ def wake_hits(
         frame = AudioChunk.from_int16(
             samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
         )
-        hit = detector.process(noise.process(frame))
+        hit = detector.process(expander.process(noise.process(frame)))
         if hit is not None:
             hits.append(hit)
     return hits

@@ -86,6 +86,9 @@ class VadSettings(Section):
 WAKE_INPUTS = ("webrtc", "raw", "denoised")
 #: WebRTC's suppression level when the wake word hears ``webrtc`` (0-4).
 WAKE_WEBRTC_LEVEL = 2
+#: How far what the wake word hears is turned down between the person's syllables, dB
+#: (frontend/expander.py; bench/wake_expander.py).
+WAKE_EXPAND_DB = 40.0
 #: Detections peaking in [this, the cutoff) are checked (bench/wake_band.py).
 WAKE_CHECKED_ABOVE = 0.2
 #: The lowest band floor allowed: below it every syllable would be checked.
@@ -112,6 +115,12 @@ class WakeSettings(Section):
         check_choice(WAKE_INPUTS),
         "What the wake word hears: webrtc (its own WebRTC suppression, level 2), raw, "
         "or denoised (what frontend.noise gives the recognizer)",
+    )
+    expand_db: float = option(
+        WAKE_EXPAND_DB,
+        check_number(0.0, 60.0, " dB"),
+        "Turn what the wake word hears down between the loud person's syllables, at most "
+        "this much, dB (0-60; 0: off): other voices in the room fill those gaps",
     )
     checked_above: float | None = option(
         WAKE_CHECKED_ABOVE,
