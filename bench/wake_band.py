@@ -21,8 +21,9 @@ Writes bench/results/wake_band.json and prints the tables, with the CPU time of 
 and of its longest step (what holds the frame loop up).
 
 ``--as-configured``: the default configuration's detector itself (its band floor and
-check, run a step a frame as in the satellite) against the model's cutoff alone, on the
-same scenes and on reading in four rooms; writes bench/results/wake_band_default.json.
+check, run a step a frame as in the satellite, and its expander in front) against the
+model's cutoff alone, on the same scenes and on reading in four rooms; writes
+bench/results/wake_band_default.json.
 """
 
 from __future__ import annotations
@@ -261,6 +262,7 @@ def as_configured(step: int, hours_per_voice: float) -> dict[str, Any]:
     against the model's cutoff alone: % woken per cell, false wakes per hour of reading
     per room, and the check's cost."""
     floor = WakeSettings().checked_above
+    expand_db = WakeSettings().expand_db  # the expander in front, as configured
     made = make_band_check(floor, ("okay_nabu",))
     assert made is not None, "the band check is off by default"
     timed = Timed(made.check)
@@ -272,8 +274,9 @@ def as_configured(step: int, hours_per_voice: float) -> dict[str, Any]:
             alone = band = checked = 0
             for index, voice, text in corpus.in_turn(voices, family, rows):
                 audio = robustness.scene(voice, text, room, index).audio
-                alone += bool(robustness.wake_hits(audio, "webrtc2"))
-                hits = robustness.wake_hits(audio, "webrtc2", band=BandCheck(timed, floor or 0))
+                alone += bool(robustness.wake_hits(audio, "webrtc2", expand_db=expand_db))
+                band_check = BandCheck(timed, floor or 0)
+                hits = robustness.wake_hits(audio, "webrtc2", band=band_check, expand_db=expand_db)
                 band += bool(hits)
                 checked += bool(hits) and hits[0].checked
             scenes[f"{family} | {room.label}"] = {
@@ -290,7 +293,8 @@ def as_configured(step: int, hours_per_voice: float) -> dict[str, Any]:
         for index, voice in enumerate(voices):
             reading = robustness.talk(voice, hours_per_voice * 3600.0, seed=index)
             audio = corpus.in_room(reading, room, index, reference=reading)
-            hits = robustness.wake_hits(audio, "webrtc2", band=BandCheck(timed, floor or 0))
+            band_check = BandCheck(timed, floor or 0)
+            hits = robustness.wake_hits(audio, "webrtc2", band=band_check, expand_db=expand_db)
             counts["cutoff"] += sum(not h.checked for h in hits)
             counts["band"] += len(hits)
         counts["checked"] = len(timed.cpu_ms) - before

@@ -53,7 +53,7 @@ def _check() -> BandCheck | None:
 def _band() -> BandCheck | None:
     """A fresh band check for one stretch of audio (None: off by default)."""
     made = _check()
-    return None if made is None else BandCheck(made.check, made.checked_above)
+    return None if made is None else BandCheck(made.check, made.checked_above, made.raised_above)
 
 
 def _hits(audio: Any, depth: float) -> list[Any]:
@@ -82,13 +82,21 @@ def run_false(rooms: tuple[corpus.Room, ...], hours: float, depths: list[float])
     table: dict[str, Any] = {}
     for room in rooms:
         wakes = dict.fromkeys(depths, 0)
+        which: list[dict[str, Any]] = []
         for index, voice in enumerate(voices):
             reading = robustness.talk(voice, hours * 3600.0, seed=index)
             audio = corpus.in_room(reading, room, index, reference=reading)
             for depth in depths:
-                wakes[depth] += len(_hits(audio, depth))
+                hits = _hits(audio, depth)
+                wakes[depth] += len(hits)
+                which += [
+                    {"depth": depth, "voice": voice.label, "at_s": round(h.timestamp_seconds, 2)}
+                    | {"probability": round(h.probability, 3), "checked": h.checked}
+                    for h in hits
+                ]
         total = hours * len(voices)
         table[room.label] = {"hours": round(total, 3), **{str(d): c for d, c in wakes.items()}}
+        table[room.label]["wakes"] = which
         print(room.label, table[room.label], file=sys.stderr)
     return table
 

@@ -178,8 +178,7 @@ class Pipeline:
     def reset(self) -> None:
         """Reset every stage and return to the starting state."""
         s = self.stages
-        stages = (s.noise, s.wake_ears, s.wake_expander, s.gain, s.vad, s.wake, s.recorder)
-        for stage in (*stages, s.understanding):
+        for stage in (s.noise, s.wake_ears, s.gain, s.vad, s.wake, s.recorder, s.understanding):
             if stage is not None:
                 stage.reset()
         self._framer.reset()
@@ -209,10 +208,12 @@ class Pipeline:
         # rooms (bench/robustness.py): by default its own gentle WebRTC suppression.
         hit: WakeHit | None = None
         if s.wake is not None:
-            heard = clean if s.wake_ears is None else frame  # then its ears, its expander
-            for ears in (s.wake_ears, s.wake_expander):
-                if ears is not None:
-                    heard = self._supervisor.guard(ears, ears.process, heard, heard, events)
+            ears = s.wake_ears
+            heard = (
+                clean
+                if ears is None
+                else self._supervisor.guard(ears, ears.process, frame, frame, events)
+            )
             hit = self._supervisor.guard(s.wake, s.wake.process, heard, None, events)
         clean = self._supervisor.guard(s.gain, s.gain.process, clean, clean, events)
 

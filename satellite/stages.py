@@ -38,9 +38,6 @@ class Stages:
     echo: EchoStage | None = None
     #: What the wake word hears the microphone through (None: the denoised audio).
     wake_ears: FrameFilter | None = None
-    #: What the wake word hears turned down between the person's syllables (after the
-    #: ears; frontend.wake.expand_db).
-    wake_expander: FrameFilter | None = None
     #: Stop words said over a reply, heard in the echo-cancelled audio while the
     #: satellite speaks (frontend.echo.hear_while_speaking; only with ``echo``).
     stop_words: StopWordSpotter | None = None
@@ -77,12 +74,11 @@ def build_stages(
             fe.wake.probability_cutoff,
             fe.wake.refractory_seconds,
             make_band_check(fe.wake.checked_above, fe.wake.models),
+            DownwardExpander(fe.wake.expand_db) if fe.wake.expand_db else None,
         )
     )
     vad = make_vad(fe.vad.engine)
     wake_ears = None if wake is None else make_wake_ears(fe.wake.hears)
-    expand_db = fe.wake.expand_db
-    wake_expander = None if wake is None or not expand_db else DownwardExpander(expand_db)
     prosody = (
         ProsodyMonitor(config.prosody) if config.prosody.enabled and understanding is None else None
     )
@@ -129,7 +125,6 @@ def build_stages(
         understanding=understanding,
         prosody=prosody,
         wake_ears=wake_ears,
-        wake_expander=wake_expander,
         stop_words=stop_words,
         talk_over=talk_over,
     )

@@ -19,7 +19,7 @@ from satellite.config import Config
 from satellite.events import Event, WakeDetected
 from satellite.frontend.base import WakeHit
 from satellite.frontend.expander import DownwardExpander
-from satellite.frontend.noise import PassThrough, make_noise_suppressor
+from satellite.frontend.noise import make_noise_suppressor
 from satellite.frontend.wake import MicroWakeWordDetector
 from satellite.frontend.wake_check import BandCheck
 from satellite.nlu.events import IntentRecognized
@@ -263,15 +263,15 @@ def wake_hits(
     frontend.wake.expand_db)."""
     engine, suppression_db, level = WAKE_INPUTS[hears]
     noise = make_noise_suppressor(engine, suppression_db, level)
-    expander = DownwardExpander(expand_db) if expand_db else PassThrough("wake_expander")
-    detector = MicroWakeWordDetector(("okay_nabu",), cutoff, refractory_seconds, band)
+    expander = DownwardExpander(expand_db) if expand_db else None
+    detector = MicroWakeWordDetector(("okay_nabu",), cutoff, refractory_seconds, band, expander)
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
     hits = []
     for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
         frame = AudioChunk.from_int16(
             samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
         )
-        hit = detector.process(expander.process(noise.process(frame)))
+        hit = detector.process(noise.process(frame))
         if hit is not None:
             hits.append(hit)
     return hits

@@ -12,6 +12,8 @@ from satellite.config import Config, validate
 from satellite.config_base import ConfigError
 from satellite.events import Event, WakeDetected
 from satellite.frontend.expander import DownwardExpander
+from satellite.frontend.wake import MicroWakeWordDetector
+from satellite.frontend.wake_check import EXPANDED_CHECKED_ABOVE, BandCheck, make_band_check
 from satellite.pipeline import build_pipeline
 from satellite.stages import build_stages
 from tests import corpus, robustness, synth
@@ -88,9 +90,11 @@ def test_reset_forgets_the_room() -> None:
 
 def test_it_is_built_by_default_and_off_at_zero() -> None:
     assert Config().frontend.wake.expand_db == 40.0
-    assert isinstance(build_stages(Config()).wake_expander, DownwardExpander)
-    off = validate({"frontend": {"wake": {"expand_db": 0}}})
-    assert build_stages(off).wake_expander is None
+    wake = build_stages(Config()).wake
+    assert isinstance(wake, MicroWakeWordDetector)
+    assert isinstance(wake.expander, DownwardExpander)
+    off = build_stages(validate({"frontend": {"wake": {"expand_db": 0}}})).wake
+    assert isinstance(off, MicroWakeWordDetector) and off.expander is None
 
 
 def test_a_bad_depth_says_what_to_do() -> None:
@@ -103,8 +107,9 @@ def test_a_bad_depth_says_what_to_do() -> None:
 #: index, the scene's seed).
 BABBLE_SCENES = [
     ("kal16", corpus.Room("babble", 10.0), 7),
-    ("rms", corpus.Room("babble", 10.0), 0),
+    ("kal_diphone", corpus.Room("babble", 10.0), 1),
     ("en-us+f3", corpus.Room("people", 10.0), 7),
+    ("awb", corpus.Room("tv", 10.0), 1),
 ]
 
 
@@ -125,3 +130,19 @@ def test_okay_nabu_among_other_voices_wakes_it_only_with_the_expander(
     scene = robustness.scene(corpus.installed(voice), text, room, index)
     assert not _woken(scene.audio, validate({"frontend": {"wake": {"expand_db": 0}}}))
     assert _woken(scene.audio, Config())
+
+
+def test_among_other_voices_a_band_detection_needs_a_higher_peak() -> None:
+    """Turned down, ordinary talk among other voices rises into the band too (false wakes
+    checked and taken at peaks 0.20-0.30): while the expander turns a room down, the band
+    starts at ``EXPANDED_CHECKED_ABOVE``. flite's slt in babble: the check confirms a peak
+    of 0.24 with the band from 0.2, which the default no longer takes."""
+    text = [t for t, _, _ in commands()][::4][3]
+    scene = robustness.scene(corpus.installed("slt"), text, corpus.Room("babble", 10.0), 3)
+    band = make_band_check(Config().frontend.wake.checked_above, ("okay_nabu",))
+    assert band is not None and band.raised_above == EXPANDED_CHECKED_ABOVE > band.checked_above
+    low = BandCheck(band.check, band.checked_above)
+    (hit,) = robustness.wake_hits(scene.audio, "webrtc2", band=low, expand_db=40.0)
+    assert hit.checked and band.checked_above < hit.probability < EXPANDED_CHECKED_ABOVE
+    assert not robustness.wake_hits(scene.audio, "webrtc2", band=band, expand_db=40.0)
+    assert not _woken(scene.audio, Config())

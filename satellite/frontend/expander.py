@@ -68,6 +68,12 @@ class DownwardExpander:
         self._threshold_db = -math.inf
         self._gain = 1.0
 
+    @property
+    def turning_down(self) -> bool:
+        """Whether the room is one of other voices (not steady): frames below the
+        person's level are being turned down."""
+        return self._threshold_db > -math.inf
+
     def process(self, frame: AudioChunk) -> AudioChunk:
         samples = frame.to_int16().astype(np.float32)
         level = 10.0 * math.log10(float(np.mean(samples * samples)) + 1e-3)

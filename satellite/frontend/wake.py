@@ -7,6 +7,7 @@ from typing import Any
 from ..audio.chunk import AudioChunk
 from ..errors import MissingDependencyError
 from .base import WakeHit
+from .expander import DownwardExpander
 from .wake_check import BandCheck
 
 
@@ -17,7 +18,10 @@ class MicroWakeWordDetector:
     (the model's own, or ``probability_cutoff`` when set); after a detection every
     model is quiet for ``refractory_seconds``. With ``band`` (frontend.wake.checked_above)
     a peak below the cutoff but above the band's floor fires too, a few frames later,
-    when the band's second check confirms the phrase in the audio before it.
+    when the band's second check confirms the phrase in the audio before it. With
+    ``expander`` (frontend.wake.expand_db) the models and the check hear the audio turned
+    down between the person's syllables, and while it turns a room down the band's floor
+    is ``EXPANDED_CHECKED_ABOVE`` (frontend/expander.py).
     """
 
     name = "wake"
@@ -28,6 +32,7 @@ class MicroWakeWordDetector:
         probability_cutoff: float | None,
         refractory_seconds: float,
         band: BandCheck | None = None,
+        expander: DownwardExpander | None = None,
     ) -> None:
         try:
             from pymicro_wakeword import (  # noqa: PLC0415
@@ -51,6 +56,7 @@ class MicroWakeWordDetector:
         #: ``stride``-th one).
         self._features_seen = 0
         self.band = band
+        self.expander = expander
 
     @property
     def model_names(self) -> list[str]:
@@ -85,6 +91,10 @@ class MicroWakeWordDetector:
         hit: WakeHit | None = None
         now = frame.end_seconds
         band = self.band
+        if self.expander is not None:
+            frame = self.expander.process(frame)
+            if band is not None:
+                band.raised = self.expander.turning_down
         if band is not None:
             band.hear(frame.samples)
         for features in self._features.process_streaming(frame.samples):
@@ -124,3 +134,5 @@ class MicroWakeWordDetector:
         self._features_seen = 0
         if self.band is not None:
             self.band.reset()
+        if self.expander is not None:
+            self.expander.reset()
