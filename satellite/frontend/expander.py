@@ -30,6 +30,8 @@ SMOOTH_FRAMES = 5
 #: ``HISTORY_FRAMES`` levels, recomputed every ``EVERY_FRAMES`` frames.
 FLOOR_PERCENTILE = 20.0
 PEAK_PERCENTILE = 95.0
+HISTORY_FRAMES = 300
+EVERY_FRAMES = 10
 #: A room is steady (a fan, hiss: nothing turned down) when the 30th percentile of its
 #: levels lies less than ``STEADY_SPREAD_DB`` above the 10th (both below the person's
 #: speech while it fills up to 70 % of the history). After WebRTC level 2 (Festival's
@@ -39,8 +41,6 @@ PEAK_PERCENTILE = 95.0
 #: scenes.
 STEADY_PERCENTILES = (10.0, 30.0)
 STEADY_SPREAD_DB = 2.0
-HISTORY_FRAMES = 300
-EVERY_FRAMES = 10
 #: The gain comes back up at once and falls this share of the way a frame (~30 ms).
 RELEASE = 0.3
 #: dB turned down per dB below the threshold, plus one (4: 3 dB for each dB).

@@ -21,7 +21,7 @@ class MicroWakeWordDetector:
     when the band's second check confirms the phrase in the audio before it. With
     ``expander`` (frontend.wake.expand_db) the models and the check hear the audio turned
     down between the person's syllables, and while it turns a room down the band's floor
-    is ``EXPANDED_CHECKED_ABOVE`` (frontend/expander.py).
+    is ``EXPANDED_CHECKED_ABOVE`` (wake_check.py).
     """
 
     name = "wake"
