@@ -275,7 +275,7 @@ def as_configured(step: int, hours_per_voice: float) -> dict[str, Any]:
             for index, voice, text in corpus.in_turn(voices, family, rows):
                 audio = robustness.scene(voice, text, room, index).audio
                 alone += bool(robustness.wake_hits(audio, "webrtc2", expand_db=expand_db))
-                band_check = BandCheck(timed, floor or 0)
+                band_check = BandCheck(timed, floor or 0, made.raised_above)
                 hits = robustness.wake_hits(audio, "webrtc2", band=band_check, expand_db=expand_db)
                 band += bool(hits)
                 checked += bool(hits) and hits[0].checked
@@ -293,7 +293,7 @@ def as_configured(step: int, hours_per_voice: float) -> dict[str, Any]:
         for index, voice in enumerate(voices):
             reading = robustness.talk(voice, hours_per_voice * 3600.0, seed=index)
             audio = corpus.in_room(reading, room, index, reference=reading)
-            band_check = BandCheck(timed, floor or 0)
+            band_check = BandCheck(timed, floor or 0, made.raised_above)
             hits = robustness.wake_hits(audio, "webrtc2", band=band_check, expand_db=expand_db)
             counts["cutoff"] += sum(not h.checked for h in hits)
             counts["band"] += len(hits)

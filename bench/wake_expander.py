@@ -20,16 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import print_table, rooms_labelled, write_results
-from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
 from satellite.frontend.expander import DownwardExpander
 from satellite.frontend.settings import WakeSettings
 from satellite.frontend.wake_check import BandCheck, make_band_check
-from tests import corpus, robustness
+from tests import corpus, robustness, synth
 from tests.understand import commands
 
 SCENE_ROOMS = (
@@ -106,11 +103,7 @@ def cost(depth: float, seconds: float = 60.0) -> dict[str, float]:
     voice = corpus.available(corpus.VOICES_ALL)[0]
     reading = robustness.talk(voice, seconds, seed=0)
     audio = corpus.in_room(reading, corpus.Room("babble", 10.0), 0, reference=reading)
-    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
-    frames = [
-        AudioChunk.from_int16(samples[o : o + FRAME_SAMPLES])
-        for o in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES)
-    ]
+    frames = list(synth.mic_chunks(audio, 0.01))
     expander = DownwardExpander(depth)
     began = time.thread_time()
     for frame in frames:

@@ -212,9 +212,9 @@ def broker(tmp_path: Path) -> Iterator[Mosquitto]:
         yield running
 
 
-def _link(port: int, folder: Path) -> MqttLink:
+def _link(port: int, folder: Path, kept_by: type[OpenAlerts] = OpenAlerts) -> MqttLink:
     settings = link_settings(port, folder / "outbox.sqlite3", outbox_fsync=False)
-    alerts = OpenAlerts(open_alerts_path(settings.outbox_file), False, resend_after_seconds=FAST)
+    alerts = kept_by(open_alerts_path(settings.outbox_file), False, resend_after_seconds=FAST)
     inbox: queue.Queue[Command] = queue.Queue(16)
     link = MqttLink(settings, INFO, inbox, alerts=alerts)
     link.start()
@@ -440,14 +440,10 @@ class _SlowOpen(OpenAlerts):
 def test_wait_idle_waits_for_the_help_request_to_be_written(
     broker: Mosquitto, tmp_path: Path
 ) -> None:
-    settings = link_settings(broker.port, tmp_path / "outbox.sqlite3", outbox_fsync=False)
-    alerts = _SlowOpen(open_alerts_path(settings.outbox_file), False, resend_after_seconds=FAST)
-    link = MqttLink(settings, INFO, queue.Queue(16), alerts=alerts)
-    link.start()
+    link = _link(broker.port, tmp_path, kept_by=_SlowOpen)
     try:
-        assert link.connected.wait(10)
         link.publish_event(HELP)
         assert link.wait_idle(10)
-        assert len(alerts) == 1  # the drain on shutdown leaves nothing half-written
+        assert len(link.alerts) == 1  # the drain on shutdown leaves nothing half-written
     finally:
         link.stop()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
+from satellite.audio.chunk import AudioChunk
 from satellite.config import Config, validate
 from satellite.config_base import ConfigError
 from satellite.events import Event, WakeDetected
@@ -21,11 +21,7 @@ from tests.understand import commands
 
 
 def _frames(audio: np.ndarray) -> list[AudioChunk]:
-    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
-    return [
-        AudioChunk.from_int16(samples[o : o + FRAME_SAMPLES], timestamp_seconds=o / synth.RATE)
-        for o in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES)
-    ]
+    return list(synth.mic_chunks(audio, 0.01))
 
 
 def _level_db(frame: AudioChunk) -> float:
