@@ -109,8 +109,10 @@ def run_commands(
     return {"commands": len(rows), "table": table, "mistakes": mistakes, "cases": cases}
 
 
-def run_out_of_domain(rooms: tuple[corpus.Room, ...], step: int) -> dict[str, Any]:
-    config = Config()
+def run_out_of_domain(
+    rooms: tuple[corpus.Room, ...], step: int, config: Config | None = None
+) -> dict[str, Any]:
+    config = config or Config()
     understanding = robustness.listener(config)
     voices = corpus.available(corpus.VOICES_ALL)
     sentences = lines("out_of_domain.txt")[::step]
@@ -178,6 +180,10 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="every room of the corpus")
     parser.add_argument("--wake-hours", type=float, default=0.02, help="reading per voice, h")
     parser.add_argument("--ood-step", type=int, default=1, help="every STEP-th OOD sentence")
+    parser.add_argument(
+        "--ood-rooms", nargs="*", default=["clean", "white 10 dB"], metavar="ROOM",
+        help="the rooms out-of-domain sentences are said in",
+    )  # fmt: skip
     parser.add_argument("--skip", nargs="*", default=[], choices=["commands", "ood", "wake"])
     parser.add_argument(
         "--rooms", nargs="*", metavar="ROOM", help="only these rooms' commands (e.g. clean reverb "
@@ -221,7 +227,7 @@ def main() -> int:
         )
     if "ood" not in args.skip:
         results["out_of_domain"] = run_out_of_domain(
-            (corpus.Room("clean"), corpus.Room("white", 10.0)), args.ood_step
+            rooms_labelled(parser, args.ood_rooms), args.ood_step, configured(args.set)
         )
         print_table(
             ["voices | room", "n", "device switched", "false help", "asked again"],

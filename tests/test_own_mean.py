@@ -19,7 +19,7 @@ import pytest
 from satellite.audio.chunk import AudioChunk, join_frames
 from satellite.config import Config
 from satellite.stt.base import SttResult
-from satellite.stt.session import OWN_MEAN_MAX_SECONDS
+from satellite.stt.searches_again import OWN_MEAN_MAX_SECONDS
 from satellite.understanding import Understanding
 from tests.fake_recognizer import Heard, decide, stage, understanding_with
 from tests.understand import sphinx_recognizer, spoken

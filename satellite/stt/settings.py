@@ -124,6 +124,17 @@ class SttSettings(Section):
         check_number(0.0, 50.0),
         "How much more score a result of that search needs (0-50)",
     )
+    person_span_retry: bool = option(
+        True,
+        check_boolean,
+        "In a loud room, search an utterance not believed again over the person's own "
+        "words alone (where the level stands well above the room's)",
+    )
+    person_span_shift: float = option(
+        0.0,
+        check_number(0.0, 50.0),
+        "How much more score a result of that search needs (0-50)",
+    )
     steps_per_frame: int = option(
         3,
         check_integer(1, 1000),

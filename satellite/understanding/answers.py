@@ -148,6 +148,12 @@ def note_searches(
     if other_way is not None:
         report.second_hearing = other_way.search.heard
         report.timings_ms["second_hearing"] = other_way.search.ms
+    if record.person_span is not None:
+        words, words_other_way = record.person_span
+        report.person_span = words.heard
+        report.timings_ms["person_span_search"] = words.ms
+        if words_other_way is not None:
+            report.timings_ms["person_span_other_way"] = words_other_way.ms
 
 
 def transcript_of(utterance: UtteranceEnded, stt: SttResult) -> Transcript:

@@ -27,17 +27,22 @@ import logging
 import time
 from dataclasses import dataclass
 
+from ..frontend.person_span import person_span
 from ..nlu import trust
 from ..nlu.help_answers import HELP, answer_intent_set
 from ..nlu.recognizer import IntentResult, TemplateRecognizer
 from ..stt.base import HearsAnswers, SttResult, confidence
-from ..stt.session import HearingSession, SearchAside
+from ..stt.searches_again import SearchAside
+from ..stt.session import HearingSession
 from ..stt.settings import SttSettings
 from ..stt.steps import Steps, run_through
 from ..timing import ms_since
 from .short_check import ShortCheck
 
 _LOGGER = logging.getLogger(__name__)
+#: The room before an utterance its person's words are judged against, s (the
+#: expander's history).
+PERSON_ROOM_SECONDS = 3.0
 #: A doubted result's confidence, at most, as a share of ``doubt_below_confidence``.
 DOUBTED_CONFIDENCE_SHARE = 0.9
 
@@ -87,6 +92,9 @@ class UtteranceRecord:
     #: (short_check.py), the not-command it came to (None: none, or not trusted) and
     #: whether, a call for help, it is doubted.
     short_check: tuple[SttResult, Believed | None, bool] | None = None
+    #: The person's own words searched again alone (``Belief.person_span_steps``), and
+    #: heard the other way.
+    person_span: tuple[SearchAside, SearchAside | None] | None = None
 
     def own_mean_of(self, stt: SttResult) -> SearchAside | None:
         """The search from its own mean made for the streaming result ``stt``, if any."""
@@ -157,13 +165,16 @@ class Belief:
         return run_through(self.believe_steps(stt, heard_until, margin))
 
     def believe_steps(
-        self, stt: SttResult, heard_until: float, margin: float = 0.0
+        self, stt: SttResult, heard_until: float, margin: float = 0.0, ended: bool = False
     ) -> Steps[Believed]:
         """What a streaming result heard up to ``heard_until`` comes to, asked ``margin``
         more score than usual. Not trusted, it gives way to the utterance searched again
-        from its own mean, if that is trusted; short speech is checked (see above).
-        The searches are done a step at a time."""
+        from its own mean, if that is trusted, or (``ended``: the streaming search has
+        finished) to the person's own words searched alone (``person_span_steps``);
+        short speech is checked (see above). The searches are done a step at a time."""
         believed = yield from self._believe_steps(stt, heard_until, margin)
+        if ended and not believed.trusted:  # (asked about: not checked as short speech)
+            return (yield from self.person_span_steps(believed, heard_until, margin))
         if believed.result.intent is None or self.answering:
             return believed
         return (yield from self._check_short(stt, believed, heard_until))
@@ -196,18 +207,57 @@ class Belief:
             return min(value, self.settings.doubt_below_confidence * DOUBTED_CONFIDENCE_SHARE)
         return value
 
+    def person_span_steps(
+        self, believed: Believed, heard_until: float, margin: float = 0.0
+    ) -> Steps[Believed]:
+        """An utterance not believed (``believed``, at its end) in a room of other
+        voices: the person's own words in it searched again alone
+        (``stt.person_span_retry``, see stt/person_span.py), believed by the rules the
+        whole is (``stt.person_span_shift`` more score, and heard the same the other way
+        over the same words where it must be) and then always asked about once more (the
+        others' voices are still under the words); else ``believed`` as it was. Only once
+        the streaming search has finished: the search again is the streaming one's."""
+        if believed.trusted or not self.settings.person_span_retry:
+            return believed
+        frames = self.hearing.utterance_and_room(heard_until, PERSON_ROOM_SECONDS)
+        span = None if frames is None else person_span(frames[1], frames[0])
+        if span is None:
+            return believed
+        search = yield from self.hearing.search_span_steps(span.start, span.end)
+        if search is None or not search.heard.in_grammar:
+            return believed
+        heard = search.heard
+        reading = self.reader.recognize(heard.text)
+        shift = self.settings.person_span_shift + margin
+        self.record.person_span = (search, None)
+        if not self._scored(heard, reading, shift):
+            return believed
+        if trust.must_agree(reading, self.hearing.loud, self.settings):
+            other_way = yield from self.hearing.search_other_way_steps(span.end, span.start)
+            self.record.person_span = (search, other_way)
+            other = None if other_way is None else other_way.heard.text
+            said = self.reader.recognize(other) if other else IntentResult(None)
+            if other is not None and not trust.same_request(said, reading):
+                _LOGGER.info("The words %r heard the other way as %r", heard.text, other)
+                return believed
+        return Believed(heard, reading, True, shift, doubted=True)
+
+    def _scored(self, stt: SttResult, result: IntentResult, shift: float = 0.0) -> bool:
+        """Scored well enough in the domain for the room (a reverberant one asks more)."""
+        loud = self.hearing.loud
+        reverberant = trust.reverberant(self.hearing.reverb_seconds, loud, self.settings)
+        if reverberant and result.intent != HELP:  # help is asked about, never refused
+            shift += self.settings.reverb_shift
+        return trust.scored_enough(stt, result, loud, self.settings, shift)
+
     def _trusted(
         self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
     ) -> Steps[bool]:
         """Scored well enough in the domain and, where it must, heard the same the other
         way."""
-        loud = self.hearing.loud
-        reverberant = trust.reverberant(self.hearing.reverb_seconds, loud, self.settings)
-        if reverberant and result.intent != HELP:  # help is asked about, never refused
-            shift += self.settings.reverb_shift
-        if not trust.scored_enough(stt, result, loud, self.settings, shift):
+        if not self._scored(stt, result, shift):
             return False
-        if not trust.must_agree(result, loud, self.settings):
+        if not trust.must_agree(result, self.hearing.loud, self.settings):
             return True
         return (yield from self._hearings_agree(stt, result, heard_until))
 

@@ -256,7 +256,7 @@ class Understanding:
         )
         following_on = utterance.utterance_id in self.answers.follow_ons
         margin = self.settings.follow_on_margin if following_on else 0.0
-        believed = yield from self.belief.believe_steps(streamed, heard_until, margin)
+        believed = yield from self.belief.believe_steps(streamed, heard_until, margin, True)
         yield  # and speech rate is measured over the whole utterance
         note_searches(report, self.belief.record, streamed, believed.stt)
         stt = dataclasses.replace(

@@ -24,6 +24,9 @@ class UtteranceReport:
     #: The utterance searched again from its own mean (the streaming search was not
     #: trusted), whether or not that search was.
     own_mean: SttResult | None = None
+    #: In a loud room, the person's own words searched again alone (the whole was not
+    #: believed): what it heard, whether or not that was believed.
+    person_span: SttResult | None = None
     #: Whether its room was judged loud (when it was decided).
     loud: bool = False
     #: How reverberant its room sounded (an upper bound of RT60, s; None: not judged).

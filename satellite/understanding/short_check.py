@@ -42,7 +42,8 @@ from ..stt.answer_grammar import (
     short_check_intent_set,
 )
 from ..stt.base import HearsAnswers, SttResult
-from ..stt.session import HearingSession, SearchAside
+from ..stt.searches_again import SearchAside
+from ..stt.session import HearingSession
 from ..stt.settings import SttSettings
 from ..stt.steps import Steps, bunched
 

@@ -1,0 +1,119 @@
+"""The person's own words in an utterance heard among other voices (stt/person_span.py)
+and the search of them alone (``stt.person_span_retry``)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from satellite.audio.chunk import AudioChunk
+from satellite.config import Config
+from satellite.frontend.person_span import LEAD_SECONDS, TAIL_SECONDS, person_span
+from tests import corpus, robustness, synth
+
+
+def _frames(audio: synth.Float, start: float = 0.0) -> list[AudioChunk]:
+    frames = list(synth.mic_chunks(audio, seconds=0.01))
+    return [
+        AudioChunk.from_int16(f.to_int16(), timestamp_seconds=round(start + f.timestamp_seconds, 4))
+        for f in frames
+    ]
+
+
+def _room(seconds: float, seed: int) -> synth.Float:
+    """Other people talking, about 40 dB below full scale."""
+    return corpus.people(int(seconds * synth.RATE), seed) * 300.0
+
+
+def test_the_words_louder_than_the_room_are_found() -> None:
+    said = synth.espeak("turn on the kitchen light", "en-us", 160)
+    room = _room(1.5 + 0.8 + len(said) / synth.RATE + 1.0, seed=3)
+    start = 1.5 + 0.8
+    audio = room.copy()
+    at = int(start * synth.RATE)
+    audio[at : at + len(said)] += said * (10.0 ** (20.0 / 20.0) * 300.0 / np.std(said))
+    frames = _frames(audio)
+    before = [f for f in frames if f.timestamp_seconds < 1.5]
+    utterance = [f for f in frames if f.timestamp_seconds >= 1.5]
+    span = person_span(before, utterance)
+    assert span is not None
+    end = start + len(said) / synth.RATE
+    # the span holds the command, with little of the room around it
+    assert start - LEAD_SECONDS - 0.15 <= span.start <= start + 0.05
+    assert end - 0.1 <= span.end <= end + TAIL_SECONDS + 0.1
+    assert span.contrast_db >= 12.0
+
+
+def test_a_steady_loud_room_gives_no_span() -> None:
+    """White noise 5 dB under the speech: the speech does not stand out enough to tell."""
+    said = synth.espeak("turn on the kitchen light", "en-us", 160)
+    total = int(3.5 * synth.RATE) + len(said)
+    noise = synth.white_noise(total / synth.RATE, 3000.0, seed=2)
+    audio = noise.copy()
+    at = int(1.5 * synth.RATE)
+    audio[at : at + len(said)] += said * (3000.0 * 10 ** (5 / 20) / np.std(said))
+    frames = _frames(audio)
+    assert person_span(frames[:150], frames[150:]) is None
+
+
+@pytest.mark.parametrize("lead", [0.05, 0.1])
+def test_no_span_when_the_words_fill_the_utterance(lead: float) -> None:
+    """An utterance that is the person's words alone leaves nothing to cut."""
+    said = synth.espeak("what time is it", "en-us", 160) * 3.0
+    quiet = synth.white_noise(1.5, 15.0, seed=1)
+    utterance = np.concatenate([synth.silence(lead), said, synth.silence(lead)])
+    utterance = utterance + synth.white_noise(len(utterance) / synth.RATE, 15.0, seed=4)
+    room = _frames(quiet)
+    assert person_span(room, _frames(utterance, start=1.5)) is None
+
+
+def test_empty_utterance() -> None:
+    assert person_span([], []) is None
+
+
+def _with_retry(retry: bool) -> Config:
+    config = Config()
+    return dataclasses.replace(config, stt=dataclasses.replace(config.stt, person_span_retry=retry))
+
+
+def test_a_command_among_people_talking_is_heard_from_its_own_words() -> None:
+    """Festival's ked, "okay nabu, turn on the lights in the kitchen" with people talking
+    20 dB below: heard whole, the room's voices around it make it "could you turn all the
+    lights in the kitchen red", not believed; its own words alone are heard right, and
+    asked about once more (another voice is still under them), not acted on at once."""
+    voice = corpus.installed("ked_diphone")
+    scene = robustness.scene(
+        voice, "turn on the lights in the kitchen", corpus.Room("people", 20.0), 4
+    )
+    outcomes = {}
+    for retry in (False, True):
+        config = _with_retry(retry)
+        heard = robustness.replay(config, scene.audio, False, robustness.listener(config))
+        assert heard.wakes, "the wake word was not heard"
+        assert heard.first is not None
+        outcomes[retry] = heard.first
+    assert outcomes[False].result.intent is None
+    right = outcomes[True]
+    assert right.result.intent == "HassTurnOn"
+    assert right.result.slots.get("area") == "kitchen"
+    assert right.doubtful  # asked about, not acted on at once
+
+
+def test_no_search_of_a_span_in_a_quiet_room() -> None:
+    """Out-of-domain speech in a quiet room is not searched again over its words: the room
+    is steady, so it is judged by the whole utterance as before."""
+    config = Config()
+    understanding = robustness.listener(config)
+    voice = corpus.installed("slt")
+    scene = robustness.scene(
+        voice, "the weather was lovely at the seaside", corpus.Room("clean"), 2
+    )
+    understanding.reports.clear()
+    robustness.replay(config, scene.audio, False, understanding)
+    reports = list(understanding.reports.values())
+    assert reports, "nothing was heard"
+    # not believed whole (so the search would have been asked for), and not searched
+    assert all(report.intent is not None and report.intent.intent is None for report in reports)
+    assert all(report.person_span is None for report in reports)
