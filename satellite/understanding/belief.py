@@ -173,8 +173,10 @@ class Belief:
         finished) to the person's own words searched alone (``person_span_steps``);
         short speech is checked (see above). The searches are done a step at a time."""
         believed = yield from self._believe_steps(stt, heard_until, margin)
-        if ended and not believed.trusted:  # (asked about: not checked as short speech)
-            return (yield from self.person_span_steps(believed, heard_until, margin))
+        if ended and not believed.trusted:
+            spanned = yield from self.person_span_steps(believed, heard_until, margin)
+            if spanned.trusted:  # (asked about: not checked as short speech)
+                return spanned
         if believed.result.intent is None or self.answering:
             return believed
         return (yield from self._check_short(stt, believed, heard_until))
@@ -212,7 +214,7 @@ class Belief:
     ) -> Steps[Believed]:
         """An utterance not believed (``believed``, at its end) in a room of other
         voices: the person's own words in it searched again alone
-        (``stt.person_span_retry``, see stt/person_span.py), believed by the rules the
+        (``stt.person_span_retry``, see frontend/person_span.py), believed by the rules the
         whole is (``stt.person_span_shift`` more score, and heard the same the other way
         over the same words where it must be) and then always asked about once more (the
         others' voices are still under the words); else ``believed`` as it was. Only once
