@@ -46,9 +46,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import peak_rss_mb, print_table, rooms_labelled, write_results
+from bench.robustness import configured
 from satellite.actions import AnswerDue
 from satellite.audio.chunk import FRAME_SAMPLES, AudioChunk
-from satellite.config import Config, validate
+from satellite.config import Config
 from satellite.events import WakeDetected
 from satellite.pipeline import build_pipeline
 from satellite.stt.steps import timed
@@ -208,8 +209,13 @@ def run(
     early: bool = True,
     non_commands: tuple[str, ...] = NON_COMMANDS,
     bare_ask: bool = True,
+    config: Config | None = None,
 ) -> dict[str, Any]:
-    understanding = robustness.listener(validate({"stt": {"ask_about_bare_names": bare_ask}}))
+    base = config or Config()
+    stt = dataclasses.replace(
+        base.stt, ask_about_bare_names=bare_ask and base.stt.ask_about_bare_names
+    )
+    understanding = robustness.listener(dataclasses.replace(base, stt=stt))
     understanding.early.enabled = early
     checks_cpu = meter_checks(understanding)
     said_calls = calls()
@@ -301,6 +307,10 @@ def main() -> None:
         action="store_true",
         help="stt.ask_about_bare_names off (a bare name's device action at once, as before)",
     )
+    parser.add_argument(
+        "--set", nargs="*", default=[], metavar="SECTION.KEY=VALUE",
+        help="configuration changed from the default (e.g. stt.confirm_help_among_voices=false)",
+    )  # fmt: skip
     parser.add_argument("--name", default=None, help="bench/results/NAME.json")
     args = parser.parse_args()
     name = args.name or ("false_help_no_wake" if args.no_wake else "false_help")
@@ -320,6 +330,7 @@ def main() -> None:
         not args.no_early,
         non_commands,
         not args.no_bare_ask,
+        configured(args.set),
     )
     non = ("help_at_once", "help_asked", "other_at_once", "other_asked", "not_understood")
     call = ("sent", "asked", "lost")

@@ -1,6 +1,6 @@
 """Answers to the help question: how they are heard, per voice family and room.
 
-Run on one core:  taskset -c 1 python bench/help_answers.py [--all-voices]
+Run on one core:  taskset -c 1 python bench/help_answers.py [--all-voices] [--rooms ROOM ...]
 
 When a call for help is doubtful the satellite asks "Do you need help? Say help again if
 you do" and hears the answer with the answers' grammar (nlu/help_answers.py). Each answer
@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import peak_rss_mb, print_table, write_results
+from bench.common import peak_rss_mb, print_table, rooms_labelled, write_results
 from bench.robustness import configured
 from satellite.config import Config
 from satellite.nlu.help_answers import ANSWER_NO, ANSWER_YES
@@ -71,13 +71,15 @@ def hear(
     return first.result.intent, first.doubtful
 
 
-def run(voices: list[corpus.Voice], config: Config) -> dict[str, Any]:
+def run(
+    voices: list[corpus.Voice], config: Config, rooms: tuple[corpus.Room, ...] = ROOMS
+) -> dict[str, Any]:
     understanding = robustness.listener(config)
     answers = [(t, "yes") for t in YES] + [(t, "no") for t in NO] + [(t, "help") for t in HELP]
     table: dict[str, dict[str, Any]] = {}
     mistakes: list[dict[str, Any]] = []
     cpu_started = time.process_time()
-    for room in ROOMS:
+    for room in rooms:
         for family in corpus.FAMILIES:
             tally: Counter[str] = Counter()
             for voice in [v for v in voices if v.family == family]:
@@ -113,7 +115,7 @@ def run(voices: list[corpus.Voice], config: Config) -> dict[str, Any]:
     understanding.question.open = False
     return {
         "voices": [v.label for v in voices],
-        "rooms": [r.label for r in ROOMS],
+        "rooms": [r.label for r in rooms],
         "answers": {"yes": YES, "no": NO, "help": HELP},
         "table": table,
         "mistakes": mistakes,
@@ -136,10 +138,14 @@ def main() -> None:
         help="configuration changed from the default (e.g. stt.loud_adaptation=false)",
     )  # fmt: skip
     parser.add_argument("--name", default="help_answers", help="results file name")
+    parser.add_argument(
+        "--rooms", nargs="*", metavar="ROOM", help="these rooms instead (e.g. 'people 20 dB')"
+    )
     args = parser.parse_args()
+    rooms = rooms_labelled(parser, args.rooms) if args.rooms else ROOMS
     voices = corpus.available(corpus.VOICES_ALL if args.all_voices else corpus.VOICES_CI)
-    print(f"{len(voices)} voices x {len(ROOMS)} rooms (machine shared: timings noisy)", flush=True)
-    data = run(voices, configured(args.set))
+    print(f"{len(voices)} voices x {len(rooms)} rooms (machine shared: timings noisy)", flush=True)
+    data = run(voices, configured(args.set), rooms)
     data["settings"] = args.set
     asked = ("yes_n", "help_n")
     rows = [

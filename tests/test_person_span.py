@@ -1,5 +1,6 @@
-"""The person's own words in an utterance heard among other voices (stt/person_span.py)
-and the search of them alone (``stt.person_span_retry``)."""
+"""The person's own words in an utterance heard among other voices
+(frontend/person_span.py), the search of them alone (``stt.person_span_retry``), and a call
+for help heard among other voices confirmed first (``stt.confirm_help_among_voices``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,15 @@ import numpy as np
 import pytest
 
 from satellite.audio.chunk import AudioChunk
-from satellite.config import Config
-from satellite.frontend.person_span import LEAD_SECONDS, TAIL_SECONDS, person_span
+from satellite.config import Config, validate
+from satellite.frontend.person_span import (
+    LEAD_SECONDS,
+    TAIL_SECONDS,
+    other_voices,
+    person_span,
+)
+from satellite.nlu import trust
+from satellite.nlu.recognizer import IntentResult
 from tests import corpus, robustness, synth
 
 
@@ -44,6 +52,34 @@ def test_the_words_louder_than_the_room_are_found() -> None:
     assert start - LEAD_SECONDS - 0.15 <= span.start <= start + 0.05
     assert end - 0.1 <= span.end <= end + TAIL_SECONDS + 0.1
     assert span.contrast_db >= 12.0
+
+
+@pytest.mark.parametrize(("below_db", "voices"), [(10.0, True), (40.0, False)])
+def test_other_voices_count_when_near_the_persons_level(below_db: float, voices: bool) -> None:
+    """People talking 10 dB below the person's speech (its level against the room's
+    whole; their pauses put the floor further down) fill the room; 40 dB below (another
+    room, a radio far off) they do not."""
+    said = synth.espeak("call the nurse", "en-us", 160)
+    room = _room(3.0 + len(said) / synth.RATE + 0.7, seed=5)
+    audio = room.copy()
+    at = int(3.0 * synth.RATE)
+    gain = 10.0 ** (below_db / 20.0) * np.std(room) / np.std(said)
+    audio[at : at + len(said)] += said * gain
+    frames = _frames(audio)
+    assert other_voices(frames[:300], frames[300:]) is voices
+
+
+def test_no_other_voices_in_a_quiet_or_steady_room() -> None:
+    """A quiet room's hiss and white noise 5 dB under the speech are steady: no voices."""
+    said = synth.espeak("call the nurse", "en-us", 160)
+    for level, below_db in ((15.0, 50.0), (3000.0, 5.0)):
+        noise = synth.white_noise(3.0 + len(said) / synth.RATE + 0.7, level, seed=2)
+        audio = noise.copy()
+        at = int(3.0 * synth.RATE)
+        audio[at : at + len(said)] += said * (level * 10 ** (below_db / 20) / np.std(said))
+        frames = _frames(audio)
+        assert not other_voices(frames[:300], frames[300:]), level
+    assert not other_voices(frames[:300], [])
 
 
 def test_a_steady_loud_room_gives_no_span() -> None:
@@ -117,3 +153,35 @@ def test_no_search_of_a_span_in_a_quiet_room() -> None:
     # not believed whole (so the search would have been asked for), and not searched
     assert all(report.intent is not None and report.intent.intent is None for report in reports)
     assert all(report.person_span is None for report in reports)
+
+
+def test_a_call_for_help_among_other_voices_is_confirmed_first() -> None:
+    """Among other voices a sure call for help is asked about ("Do you need help?"), a
+    sure command is not; the setting turns it off."""
+    settings = Config().stt
+    call = IntentResult("CallForHelp", {}, 0.99)
+    command = IntentResult("HassTurnOn", {"name": "kitchen light"}, 0.99)
+    assert not trust.doubtful(call, False, settings)
+    assert trust.doubtful(call, False, settings, voices=True)
+    assert not trust.doubtful(command, False, settings, voices=True)
+    off = validate({"stt": {"confirm_help_among_voices": False}}).stt
+    assert not trust.doubtful(call, False, off, voices=True)
+
+
+def test_a_real_call_among_people_talking_is_confirmed_not_lost() -> None:
+    """flite's slt, "okay nabu, i need help" with people talking 20 dB below: heard as a
+    call, 0.94 sure, it went out at once; now it is asked about first ("Do you need
+    help?", which sends it on a yes, or unconfirmed on no answer), never dropped."""
+    voice = corpus.installed("slt")
+    scene = robustness.scene(voice, "i need help", corpus.Room("people", 20.0), 12)
+    firsts = {}
+    for confirm in (False, True):
+        config = Config()
+        stt = dataclasses.replace(config.stt, confirm_help_among_voices=confirm)
+        config = dataclasses.replace(config, stt=stt)
+        heard = robustness.replay(config, scene.audio, False, robustness.listener(config))
+        assert heard.wakes, "the wake word was not heard"
+        assert heard.first is not None
+        firsts[confirm] = heard.first
+    assert firsts[False].result.intent == "CallForHelp" and not firsts[False].doubtful
+    assert firsts[True].result.intent == "CallForHelp" and firsts[True].doubtful

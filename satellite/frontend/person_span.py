@@ -50,6 +50,12 @@ TAIL_SECONDS = 0.15
 MIN_TRIM_SECONDS = 0.3
 #: ... and holds at least this much, s (a single loud syllable of the room is no command).
 MIN_SPAN_SECONDS = 0.3
+#: Other voices count when the room is unsteady and its floor lies at most this far below
+#: the person's speech, dB. Measured over "okay nabu, <command>" scenes (one voice per
+#: family, 7 commands each): babble, a television and people talking 20 dB below the
+#: speech 21.1-26.5 dB, 10 dB below 11.7-17.7; a quiet room (unsteady or not, the
+#: synthesized one's hiss) 41.5-56.6.
+VOICES_WITHIN_DB = 30.0
 _POWER_FLOOR = 1e-10
 
 
@@ -75,6 +81,52 @@ def levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
     return np.asarray(10.0 * np.log10(np.maximum(smoothed, _POWER_FLOOR)))
 
 
+@dataclass(frozen=True, slots=True)
+class RoomLevels:
+    """The levels (dB) of the frames before an utterance and of the utterance, and what
+    they say of the room."""
+
+    levels: np.ndarray
+    #: Where the utterance's frames begin in ``levels``.
+    first: int
+    #: The room's floor and the utterance's speech level, dB.
+    floor: float
+    speech: float
+    #: Whether the room's level wanders (other voices, a television), by the expander's
+    #: rule: a quiet room, a fan or hiss is steady.
+    unsteady: bool
+
+    @classmethod
+    def of(cls, room: Sequence[AudioChunk], utterance: Sequence[AudioChunk]) -> RoomLevels:
+        """``room`` (the frames before) and ``utterance`` (not empty), raw microphone
+        frames."""
+        levels = levels_db([*room, *utterance])
+        low, high = np.percentile(levels, STEADY_PERCENTILES)
+        return cls(
+            levels,
+            len(room),
+            float(np.percentile(levels, FLOOR_PERCENTILE)),
+            float(np.percentile(levels[len(room) :], SPEECH_PERCENTILE)),
+            bool(high - low >= STEADY_SPREAD_DB),
+        )
+
+    @property
+    def contrast_db(self) -> float:
+        """How far the speech stands above the room's floor, dB."""
+        return self.speech - self.floor
+
+
+def other_voices(room: Sequence[AudioChunk], utterance: Sequence[AudioChunk]) -> bool:
+    """Whether other voices (people talking, a television) filled the room around
+    ``utterance`` (raw microphone frames; ``room``: those before it): the room's level
+    wanders, and its floor lies within ``VOICES_WITHIN_DB`` of the person's speech. A
+    room judged quiet by its loudness may hold them: people talking 20 dB below."""
+    if not utterance:
+        return False
+    judged = RoomLevels.of(room, utterance)
+    return judged.unsteady and judged.contrast_db <= VOICES_WITHIN_DB
+
+
 def person_span(room: Sequence[AudioChunk], utterance: Sequence[AudioChunk]) -> PersonSpan | None:
     """The person's words in ``utterance`` (raw microphone frames), judged against the
     room's floor over ``room`` and the utterance (the frames before it and it): None in a
@@ -84,14 +136,11 @@ def person_span(room: Sequence[AudioChunk], utterance: Sequence[AudioChunk]) -> 
     little."""
     if not utterance:
         return None
-    levels = levels_db([*room, *utterance])
-    low, high = np.percentile(levels, STEADY_PERCENTILES)
-    if high - low < STEADY_SPREAD_DB:
+    judged = RoomLevels.of(room, utterance)
+    if not judged.unsteady:
         return None
-    own = levels[len(room) :]
-    floor = float(np.percentile(levels, FLOOR_PERCENTILE))
-    speech = float(np.percentile(own, SPEECH_PERCENTILE))
-    contrast = speech - floor
+    own = judged.levels[judged.first :]
+    floor, contrast = judged.floor, judged.contrast_db
     if contrast < MIN_CONTRAST_DB:
         return None
     loud = np.flatnonzero(own >= floor + max(MIN_RISE_DB, RISE_SHARE * contrast))

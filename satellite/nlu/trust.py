@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from .help_answers import ANSWER_INTENTS
+from .help_answers import ANSWER_INTENTS, HELP
 from .intents import CARE_INTENTS, DEVICE_ACTION_INTENTS, NOT_A_COMMAND
 from .recognizer import SOURCE_TEMPLATE, IntentResult
 
@@ -115,13 +115,19 @@ def reverberant(reverb_seconds: float | None, loud: bool, settings: SttSettings)
 
 
 def doubtful(
-    result: IntentResult, loud: bool, settings: SttSettings, reverberant: bool = False
+    result: IntentResult,
+    loud: bool,
+    settings: SttSettings,
+    reverberant: bool = False,
+    voices: bool = False,
 ) -> bool:
     """Whether an understood result is to be asked about once more before it is acted
     on: heard in a ``loud`` room (noise makes a command out of almost anything, with
     scores as good as a right one's; unless ``ask_again_when_loud`` is off), in a
     ``reverberant`` one (reverberation leads the search to wrong commands as confident
-    as right ones; unless ``ask_again_when_reverberant`` is off), or a template result
+    as right ones; unless ``ask_again_when_reverberant`` is off), a call for help heard
+    among other ``voices`` (they make a call of a short command, "stop" as "fetch
+    doctor", 0.98 sure; unless ``confirm_help_among_voices`` is off), or a template result
     less confident than ``doubt_below_confidence`` (the LLM's confidence is on another
     scale), or a device action heard as a bare name, with no verb (``IntentResult.bare``:
     a short noise the grammar search forced into "bedroom lamp" turned the lamp on;
@@ -135,5 +141,7 @@ def doubtful(
     if result.source == SOURCE_TEMPLATE and unsure:
         return True
     if reverberant and settings.ask_again_when_reverberant:
+        return True
+    if voices and result.intent == HELP and settings.confirm_help_among_voices:
         return True
     return loud and settings.ask_again_when_loud

@@ -86,6 +86,12 @@ class SttSettings(Section):
         check_boolean,
         "In a loud room ask once more (or confirm a call for help) instead of acting",
     )
+    confirm_help_among_voices: bool = option(
+        True,
+        check_boolean,
+        "Confirm a call for help heard while other voices fill the room (people "
+        "talking, a television) before sending it, even where the room is not loud",
+    )
     ask_about_bare_names: bool = option(
         True,
         check_boolean,

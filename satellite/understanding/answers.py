@@ -91,7 +91,10 @@ class Answers:
         loud = report.loud if report is not None else loud
         reverb = report.reverb_seconds if report is not None else None
         reverberant = trust.reverberant(reverb, loud, self.settings)
-        doubtful = not said_before and trust.doubtful(result, loud, self.settings, reverberant)
+        voices = report is not None and report.voices
+        doubtful = not said_before and trust.doubtful(
+            result, loud, self.settings, reverberant, voices
+        )
         # an answer to the help question is no intent Home Assistant knows (the dialogue
         # publishes the call for help it confirms)
         published = (
@@ -139,7 +142,8 @@ def note_searches(
     report: UtteranceReport, record: UtteranceRecord, streamed: SttResult, stt: SttResult
 ) -> None:
     """Put the searches aside made for the utterance's results (``streamed``, and ``stt``
-    that decided) in its report."""
+    that decided) in its report, and whether other voices filled its room."""
+    report.voices = record.voices
     own_mean = record.own_mean_of(streamed)
     if own_mean is not None:
         report.own_mean = own_mean.heard

@@ -27,7 +27,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from ..frontend.person_span import person_span
+from ..frontend.person_span import other_voices, person_span
 from ..nlu import trust
 from ..nlu.help_answers import HELP, answer_intent_set
 from ..nlu.recognizer import IntentResult, TemplateRecognizer
@@ -95,6 +95,8 @@ class UtteranceRecord:
     #: The person's own words searched again alone (``Belief.person_span_steps``), and
     #: heard the other way.
     person_span: tuple[SearchAside, SearchAside | None] | None = None
+    #: Whether other voices filled the room (judged once the utterance ended).
+    voices: bool = False
 
     def own_mean_of(self, stt: SttResult) -> SearchAside | None:
         """The search from its own mean made for the streaming result ``stt``, if any."""
@@ -171,8 +173,11 @@ class Belief:
         more score than usual. Not trusted, it gives way to the utterance searched again
         from its own mean, if that is trusted, or (``ended``: the streaming search has
         finished) to the person's own words searched alone (``person_span_steps``);
-        short speech is checked (see above). The searches are done a step at a time."""
+        short speech is checked (see above). The searches are done a step at a time.
+        ``ended``: whether other voices filled the room is judged too (``record``)."""
         believed = yield from self._believe_steps(stt, heard_until, margin)
+        if ended:
+            self.record.voices = self.among_voices(heard_until)
         if ended and not believed.trusted:
             spanned = yield from self.person_span_steps(believed, heard_until, margin)
             if spanned.trusted:  # (asked about: not checked as short speech)
@@ -208,6 +213,13 @@ class Belief:
         if believed.doubted and self.settings.doubt_below_confidence > 0:  # asked about
             return min(value, self.settings.doubt_below_confidence * DOUBTED_CONFIDENCE_SHARE)
         return value
+
+    def among_voices(self, heard_until: float) -> bool:
+        """Whether other voices filled the room around the utterance heard up to
+        ``heard_until`` (frontend/person_span.other_voices; False when the history no
+        longer holds it)."""
+        frames = self.hearing.utterance_and_room(heard_until, PERSON_ROOM_SECONDS)
+        return frames is not None and other_voices(frames[1], frames[0])
 
     def person_span_steps(
         self, believed: Believed, heard_until: float, margin: float = 0.0

@@ -31,3 +31,5 @@ class UtteranceReport:
     loud: bool = False
     #: How reverberant its room sounded (an upper bound of RT60, s; None: not judged).
     reverb_seconds: float | None = None
+    #: Whether other voices filled its room (frontend/person_span.other_voices).
+    voices: bool = False
