@@ -84,13 +84,16 @@ def test_stop_said_while_people_talk_is_no_call_sent_at_once(people: list[Record
     room is judged quiet, and the commands' search hears "fetch doctor", 0.98 sure. Its
     words span 1.01 s, just past the 1 s a call's check takes, so nothing searches it
     again; it went out at once, a false alarm from "stop". Other voices fill the room,
-    so the call is confirmed first (``stt.confirm_help_among_voices``)."""
+    so the call is confirmed first (``stt.ask_again_among_voices``,
+    ``stt.confirm_help_among_voices``)."""
     voice = corpus.installed("cmu_us_slt_arctic_hts")
     said = robustness.scene(voice, "stop", corpus.Room("people", 20.0), seed=17)
     outcomes = {}
     for confirm in (False, True):
         config = Config()
-        stt = dataclasses.replace(config.stt, confirm_help_among_voices=confirm)
+        stt = dataclasses.replace(
+            config.stt, ask_again_among_voices=confirm, confirm_help_among_voices=confirm
+        )
         config = dataclasses.replace(config, stt=stt)
         heard = robustness.replay(config, said.audio, False, robustness.listener(config))
         assert heard.wakes

@@ -125,9 +125,11 @@ def doubtful(
     on: heard in a ``loud`` room (noise makes a command out of almost anything, with
     scores as good as a right one's; unless ``ask_again_when_loud`` is off), in a
     ``reverberant`` one (reverberation leads the search to wrong commands as confident
-    as right ones; unless ``ask_again_when_reverberant`` is off), a call for help heard
-    among other ``voices`` (they make a call of a short command, "stop" as "fetch
-    doctor", 0.98 sure; unless ``confirm_help_among_voices`` is off), or a template result
+    as right ones; unless ``ask_again_when_reverberant`` is off), among other ``voices``
+    (people talking, a television: their words go into the command, "speak louder" as
+    "switch each light out", "stop" as a call for help "fetch doctor", 0.91-0.98 sure;
+    unless ``ask_again_among_voices`` is off, and then still a call for help unless
+    ``confirm_help_among_voices`` is off too), or a template result
     less confident than ``doubt_below_confidence`` (the LLM's confidence is on another
     scale), or a device action heard as a bare name, with no verb (``IntentResult.bare``:
     a short noise the grammar search forced into "bedroom lamp" turned the lamp on;
@@ -141,6 +143,8 @@ def doubtful(
     if result.source == SOURCE_TEMPLATE and unsure:
         return True
     if reverberant and settings.ask_again_when_reverberant:
+        return True
+    if voices and settings.ask_again_among_voices:
         return True
     if voices and result.intent == HELP and settings.confirm_help_among_voices:
         return True

@@ -86,11 +86,17 @@ class SttSettings(Section):
         check_boolean,
         "In a loud room ask once more (or confirm a call for help) instead of acting",
     )
+    ask_again_among_voices: bool = option(
+        True,
+        check_boolean,
+        "Among other voices (people talking, a television) ask once more instead of "
+        "acting, even where the room is not loud",
+    )
     confirm_help_among_voices: bool = option(
         True,
         check_boolean,
-        "Confirm a call for help heard while other voices fill the room (people "
-        "talking, a television) before sending it, even where the room is not loud",
+        "Confirm a call for help heard among other voices before sending it (with "
+        "ask_again_among_voices off too)",
     )
     ask_about_bare_names: bool = option(
         True,
