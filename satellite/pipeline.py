@@ -202,7 +202,8 @@ class Pipeline:
         s.recorder.levels.observe(frame, of_room=s.recorder.phase is not Phase.IN_SPEECH)
         clean = self._supervisor.guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
-            self._mic.add(frame, clean, self._voice.own_voice)  # the recognizer's (MicHistory)
+            voice = self._voice  # the recognizer's (MicHistory):
+            self._mic.add(frame, clean, voice.own_voice, voice.speaking)
         # The wake word model normalises its own features (PCAN); it hears better before
         # our gain stage than after it. What it hears is measured on many voices and
         # rooms (bench/robustness.py): by default its own gentle WebRTC suppression.

@@ -19,6 +19,7 @@ from satellite.frontend.person_span import (
 )
 from satellite.nlu import trust
 from satellite.nlu.recognizer import IntentResult
+from satellite.stt.hearing import MicHistory
 from tests import corpus, robustness, synth
 
 
@@ -205,3 +206,18 @@ def test_among_other_voices_what_was_acted_on_at_once_is_asked_about(
     assert firsts[False].result.intent is not None and not firsts[False].doubtful
     assert firsts[True].result.intent == firsts[False].result.intent
     assert firsts[True].doubtful
+
+
+def test_the_room_before_an_utterance_leaves_out_the_satellites_own_voice() -> None:
+    """Frames heard while the satellite spoke are no room of other voices: the room an
+    utterance is judged against leaves them out (``MicHistory.room_frames``), and the
+    history forgets them as it forgets the frames."""
+    mic = MicHistory(seconds=1.0)
+    for index in range(150):
+        frame = AudioChunk.from_int16(
+            np.full(160, index, dtype=np.int16), timestamp_seconds=index / 100
+        )
+        mic.add(frame, frame, speaking=40 <= index < 90)
+    room = mic.room_frames(0.5, 1.5)
+    assert [round(f.timestamp_seconds * 100) for f in room] == list(range(90, 150))
+    assert len(mic.frames(0.5, 1.5)) == 100  # every frame is still heard

@@ -40,22 +40,29 @@ class MicHistory:
         self._denoised: dict[float, AudioChunk] = {}
         self._order: collections.deque[float] = collections.deque()
         self._own: set[float] = set()
+        self._speaking: set[float] = set()
         self._limit = int(seconds * 100)
 
-    def add(self, raw: AudioChunk, denoised: AudioChunk, own_voice: bool = False) -> None:
+    def add(
+        self, raw: AudioChunk, denoised: AudioChunk, own_voice: bool = False, speaking: bool = False
+    ) -> None:
         """One frame as heard and denoised (``own_voice``: it held only what the echo
-        canceller left of the satellite's own voice, see ``context``)."""
+        canceller left of the satellite's own voice, see ``context``; ``speaking``: the
+        satellite was speaking, see ``room_frames``)."""
         key = _key(raw)
         self._raw[key] = raw
         self._denoised[key] = denoised
         if own_voice:
             self._own.add(key)
+        if speaking:
+            self._speaking.add(key)
         self._order.append(key)
         while len(self._order) > self._limit:
             old = self._order.popleft()
             self._raw.pop(old, None)
             self._denoised.pop(old, None)
             self._own.discard(old)
+            self._speaking.discard(old)
 
     def own_voice(self, frame: AudioChunk) -> bool:
         """Whether ``frame`` held only the satellite's own voice (``add``)."""
@@ -86,6 +93,13 @@ class MicHistory:
         """The 10 ms frames that start from ``start`` and before ``end``, in order."""
         frames = self._denoised if denoised else self._raw
         return [frames[k] for k in self._order if start - 1e-6 <= k < end]
+
+    def room_frames(self, start: float, end: float) -> list[AudioChunk]:
+        """The raw frames from ``start`` to ``end`` heard while the satellite was not
+        speaking: the room as it is (its own voice is no other voice in the room)."""
+        return [
+            self._raw[k] for k in self._order if start - 1e-6 <= k < end and k not in self._speaking
+        ]
 
     def before(
         self, seconds: float, span_seconds: float, denoised: bool = False

@@ -105,11 +105,12 @@ class SearchesAgain:
         self, heard_until: float, room_seconds: float
     ) -> tuple[list[AudioChunk], list[AudioChunk]] | None:
         """The utterance up to ``heard_until`` and the ``room_seconds`` before it, as the
-        microphone gave them (None when the history no longer holds the utterance)."""
+        microphone gave them, those before it without the satellite's own voice (None
+        when the history no longer holds the utterance)."""
         utterance = self._utterance_frames(heard_until, denoised=False)
         if utterance is None or self._mic is None:
             return None
-        before = self._mic.frames(self._first_seconds - room_seconds, self._first_seconds)
+        before = self._mic.room_frames(self._first_seconds - room_seconds, self._first_seconds)
         return utterance, before
 
     def search_span_steps(self, start: float, end: float) -> Steps[SearchAside | None]:
