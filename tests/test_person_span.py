@@ -5,10 +5,12 @@ for help heard among other voices confirmed first (``stt.confirm_help_among_voic
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+from satellite.actions import AnswerDue
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config, validate
 from satellite.frontend.person_span import (
@@ -115,6 +117,21 @@ def _with_retry(retry: bool) -> Config:
     return dataclasses.replace(config, stt=dataclasses.replace(config.stt, person_span_retry=retry))
 
 
+def _first_hearings(
+    scene: robustness.Scene, configured: Callable[[bool], Config]
+) -> dict[bool, AnswerDue]:
+    """How the satellite first answers ``scene`` with ``configured(False)`` and with
+    ``configured(True)`` (the wake word must be heard, and something)."""
+    firsts = {}
+    for on in (False, True):
+        config = configured(on)
+        heard = robustness.replay(config, scene.audio, False, robustness.listener(config))
+        assert heard.wakes, "the wake word was not heard"
+        assert heard.first is not None
+        firsts[on] = heard.first
+    return firsts
+
+
 def test_a_command_among_people_talking_is_heard_from_its_own_words() -> None:
     """Festival's ked, "okay nabu, turn on the lights in the kitchen" with people talking
     20 dB below: heard whole, the room's voices around it make it "could you turn all the
@@ -124,13 +141,7 @@ def test_a_command_among_people_talking_is_heard_from_its_own_words() -> None:
     scene = robustness.scene(
         voice, "turn on the lights in the kitchen", corpus.Room("people", 20.0), 4
     )
-    outcomes = {}
-    for retry in (False, True):
-        config = _with_retry(retry)
-        heard = robustness.replay(config, scene.audio, False, robustness.listener(config))
-        assert heard.wakes, "the wake word was not heard"
-        assert heard.first is not None
-        outcomes[retry] = heard.first
+    outcomes = _first_hearings(scene, _with_retry)
     assert outcomes[False].result.intent is None
     right = outcomes[True]
     assert right.result.intent == "HassTurnOn"
@@ -196,13 +207,7 @@ def test_among_other_voices_what_was_acted_on_at_once_is_asked_about(
     answer; never dropped)."""
     room = corpus.Room("people" if said == "i need help" else "tv", 20.0)
     scene = robustness.scene(corpus.installed(voice_name), said, room, seed)
-    firsts = {}
-    for ask in (False, True):
-        config = _among_voices(ask)
-        heard = robustness.replay(config, scene.audio, False, robustness.listener(config))
-        assert heard.wakes, "the wake word was not heard"
-        assert heard.first is not None
-        firsts[ask] = heard.first
+    firsts = _first_hearings(scene, _among_voices)
     assert firsts[False].result.intent is not None and not firsts[False].doubtful
     assert firsts[True].result.intent == firsts[False].result.intent
     assert firsts[True].doubtful
