@@ -127,7 +127,7 @@ def doubtful(
     ``reverberant`` one (reverberation leads the search to wrong commands as confident
     as right ones; unless ``ask_again_when_reverberant`` is off), among other ``voices``
     (people talking, a television: their words go into the command, "speak louder" as
-    "switch each light out", "stop" as a call for help "fetch doctor", 0.91-0.98 sure;
+    "switch each light out", "stop" as a call for help "fetch doctor", 0.91-0.99 sure;
     unless ``ask_again_among_voices`` is off, and then still a call for help unless
     ``confirm_help_among_voices`` is off too), or a template result
     less confident than ``doubt_below_confidence`` (the LLM's confidence is on another
