@@ -20,8 +20,10 @@ from satellite.frontend.person_span import (
     person_span,
 )
 from satellite.nlu import trust
+from satellite.nlu.help_answers import ANSWER_NO
 from satellite.nlu.recognizer import IntentResult
 from satellite.stt.hearing import MicHistory
+from satellite.understanding.dialogue import answer_to_help
 from tests import corpus, robustness, synth
 
 
@@ -184,6 +186,10 @@ def test_among_other_voices_every_result_is_asked_about_and_a_call_for_help_stil
     off = _among_voices(False).stt
     assert not trust.doubtful(call, False, off, voices=True)
     assert not trust.doubtful(command, False, off, voices=True)
+    # a "no" to "Do you need help?" heard among other voices does not drop the call
+    no = IntentResult(ANSWER_NO, {}, 0.99)
+    assert answer_to_help(no, trust.doubtful(no, False, settings)) == "no"
+    assert answer_to_help(no, trust.doubtful(no, False, settings, voices=True)) == "unclear"
 
 
 def _among_voices(ask: bool) -> Config:
