@@ -110,6 +110,7 @@ def first_hearing(
     room: corpus.Room,
     seed: int,
     wake: bool = True,
+    config: Config | None = None,
 ) -> tuple[bool, str | None, bool, float | None]:
     """Whether the wake word was heard (with none said: True), the intent and doubt of
     the first hearing, and when it was decided after the end of the speech (ms of audio;
@@ -117,7 +118,7 @@ def first_hearing(
     scene = robustness.scene(voice, text, room, seed=seed, wake=wake)
     understanding.question.open = False
     understanding.reset()
-    pipeline = build_pipeline(Config(), continuous=not wake, understanding=understanding)
+    pipeline = build_pipeline(config or Config(), continuous=not wake, understanding=understanding)
     samples = np.clip(np.round(scene.audio), -32768, 32767).astype(np.int16)
     woke = not wake
     first: AnswerDue | None = None
@@ -215,7 +216,8 @@ def run(
     stt = dataclasses.replace(
         base.stt, ask_about_bare_names=bare_ask and base.stt.ask_about_bare_names
     )
-    understanding = robustness.listener(dataclasses.replace(base, stt=stt))
+    heard_with = dataclasses.replace(base, stt=stt)
+    understanding = robustness.listener(heard_with)
     understanding.early.enabled = early
     checks_cpu = meter_checks(understanding)
     said_calls = calls()
@@ -238,7 +240,7 @@ def run(
                         continue
                     checked = len(checks_cpu)
                     woke, intent, doubtful, after_ms = first_hearing(
-                        understanding, voice, text, room, index, wake
+                        understanding, voice, text, room, index, wake, heard_with
                     )
                     if kind == "non":
                         what = non_command_outcome(woke, intent, doubtful)
@@ -332,6 +334,7 @@ def main() -> None:
         not args.no_bare_ask,
         configured(args.set),
     )
+    data["settings"] = args.set
     non = ("help_at_once", "help_asked", "other_at_once", "other_asked", "not_understood")
     call = ("sent", "asked", "lost")
     short = ("right", "asked", "wrong", "not_understood")
