@@ -88,14 +88,15 @@ def stage(
     first_seconds: float = 0.0,
     loud: bool = False,
     denoised: bool = False,
+    floor: int = 20,
 ) -> None:
     """Stage an utterance whose first frame was at ``first_seconds`` in a microphone
-    history of 1.5 s (speech from 0.3 to 1.2 s): raw samples positive, denoised ones
-    negative, so a search can tell which it was given; heard ``denoised`` in a room
-    judged ``loud``."""
+    history of 1.5 s (speech from 0.3 to 1.2 s, at 3000 over a room at ``floor``: 44 dB
+    by default): raw samples positive, denoised ones negative, so a search can tell which
+    it was given; heard ``denoised`` in a room judged ``loud``."""
     history = MicHistory()
     for index in range(150):
-        samples = np.full(160, 3000 if 30 <= index < 120 else 20, np.int16)
+        samples = np.full(160, 3000 if 30 <= index < 120 else floor, np.int16)
         history.add(
             AudioChunk.from_int16(samples, timestamp_seconds=index / 100),
             AudioChunk.from_int16(-samples, timestamp_seconds=index / 100),

@@ -11,6 +11,7 @@ utterance's audio comes from the microphone history, which no one else reads.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,8 @@ class Room:
     loud: bool
     #: An upper bound of its RT60, s (None: not judged).
     reverb_seconds: float | None
+    #: Its speech-to-noise ratio over the utterance's last seconds, dB (inf: not judged).
+    snr_db: float = math.inf
 
 
 class HearingSession(SearchesAgain):
@@ -72,6 +75,9 @@ class HearingSession(SearchesAgain):
         #: upper bound of its RT60, s, see reverberation.py; None: not judged): judged
         #: with ``loud`` when it is decided.
         self.reverb_seconds: float | None = None
+        #: The room's speech-to-noise ratio over the utterance's last seconds, dB (inf:
+        #: not judged): judged with ``loud`` when it is decided.
+        self.snr_db = math.inf
         self.work = WorkQueue()
         self._mic: MicHistory | None = None
         self._first_seconds = 0.0
@@ -137,6 +143,7 @@ class HearingSession(SearchesAgain):
                 context = mic.context(first, CONTEXT_SECONDS, self.denoised, self._warm)
         self.loud = self.denoised
         self.reverb_seconds = None
+        self.snr_db = math.inf
         yield from self._search_steps(first, frames, context)
 
     def take_up(
@@ -182,6 +189,7 @@ class HearingSession(SearchesAgain):
             return
         room = self.room_at(now_seconds)
         self.reverb_seconds = room.reverb_seconds
+        self.snr_db = room.snr_db
         if self.loud or not room.loud:
             return
         self.loud = True
@@ -192,15 +200,21 @@ class HearingSession(SearchesAgain):
         """The room as ``judge_room_steps`` would judge it at ``now_seconds``, with nothing
         changed (the room judged so far when the history cannot tell)."""
         if self._mic is None:
-            return Room(self.loud, self.reverb_seconds)
+            return Room(self.loud, self.reverb_seconds, self.snr_db)
         spoken = self._mic.before(now_seconds + 1e-3, max(0.01, now_seconds - self._speech_seconds))
         reverb = None if spoken is None else reverberation_seconds(spoken.samples)
-        if self.loud:
-            return Room(True, reverb)
         span = min(LOUDNESS_SECONDS, now_seconds - self._speech_seconds) + LOUDNESS_LEAD_SECONDS
         heard = self._mic.before(now_seconds + 1e-3, span)
-        loud = heard is not None and snr_db(heard.samples) < self.settings.denoise_below_db
-        return Room(loud, reverb)
+        ratio = math.inf if heard is None else snr_db(heard.samples)
+        return Room(self.loud or ratio < self.settings.denoise_below_db, reverb, ratio)
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the room, not loud, still has noise close enough under the speech that
+        what is heard must come out the same heard the other way (``stt.agree_below_db``,
+        0: never): white or pink noise 20 dB below the speech (snr 23-29 dB here) made
+        "thirty" "thirteen" and "what time is it" a call for help, 0.96-0.99 sure."""
+        return not self.loud and self.snr_db < self.settings.agree_below_db
 
     def _hear_again_denoised_steps(self, now_seconds: float) -> Steps[None]:
         """Search the utterance so far again, denoised (when the microphone history still

@@ -183,6 +183,13 @@ class SttSettings(Section):
         check_number(0.0, 60.0, " dB"),
         "auto: speech-to-noise ratio below which the recognizer hears denoised audio, dB (0-60)",
     )
+    agree_below_db: float = option(
+        30.0,
+        check_number(0.0, 60.0, " dB"),
+        "In a room not loud whose speech-to-noise ratio is below this, what is heard must "
+        "come out the same heard denoised too, as in a loud room; a call for help that "
+        "does not is confirmed first, dB (0-60; 0: never)",
+    )
     open_transcripts: bool = option(
         True,
         check_boolean,

@@ -176,6 +176,7 @@ class Belief:
         short speech is checked (see above). The searches are done a step at a time.
         ``ended``: whether other voices filled the room is judged too (``record``)."""
         believed = yield from self._believe_steps(stt, heard_until, margin)
+        believed = yield from self._help_agrees(believed, heard_until)
         if ended:
             self.record.voices = self.among_voices(heard_until)
         if ended and not believed.trusted:
@@ -246,7 +247,7 @@ class Belief:
         self.record.person_span = (search, None)
         if not self._scored(heard, reading, shift):
             return believed
-        if trust.must_agree(reading, self.hearing.loud, self.settings):
+        if trust.must_agree(reading, self.hearing.loud, self.settings, self.hearing.noisy):
             other_way = yield from self.hearing.search_other_way_steps(span.end, span.start)
             self.record.person_span = (search, other_way)
             other = None if other_way is None else other_way.heard.text
@@ -271,9 +272,19 @@ class Belief:
         way."""
         if not self._scored(stt, result, shift):
             return False
-        if not trust.must_agree(result, self.hearing.loud, self.settings):
+        if not trust.must_agree(result, self.hearing.loud, self.settings, self.hearing.noisy):
             return True
         return (yield from self._hearings_agree(stt, result, heard_until))
+
+    def _help_agrees(self, believed: Believed, heard_until: float) -> Steps[Believed]:
+        """A call for help believed in a noisy room (``HearingSession.noisy``): asked about
+        first unless it comes out the same heard the other way (a care intent is never
+        refused for the room)."""
+        if not (believed.trusted and believed.result.intent == HELP and self.hearing.noisy):
+            return believed
+        if (yield from self._hearings_agree(believed.stt, believed.result, heard_until)):
+            return believed
+        return dataclasses.replace(believed, doubted=True)
 
     def _check_short(
         self, stt: SttResult, believed: Believed, heard_until: float
@@ -328,7 +339,5 @@ class Belief:
         timed = SearchAside(other, round(search.ms + ms_since(started), 2))
         self.record.other_way = SearchedAgain(stt, timed, agreed)
         if not agreed:
-            _LOGGER.info(
-                "Loud room: %r heard the other way as %r; no device action", stt.text, other.text
-            )
+            _LOGGER.info("%r heard the other way as %r: not acted on at once", stt.text, other.text)
         return agreed
