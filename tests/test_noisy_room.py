@@ -12,17 +12,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 
 from satellite.actions import AnswerDue
-from satellite.audio.chunk import AudioChunk
+from satellite.audio.chunk import AudioChunk, join_frames
 from satellite.config import Config
+from satellite.frontend.noise import SpeexNoiseSuppressor
 from satellite.stt.base import SttResult
+from satellite.stt.sphinx import PocketSphinxRecognizer
+from satellite.stt.steps import Steps
 from tests import corpus, robustness
 from tests.fake_recognizer import Heard, decide, stage, understanding_with
+from tests.understand import sphinx_recognizer, to_frames
 
+WHITE_20 = corpus.Room("white", 20.0)
 #: A room floor 26 dB under the staged speech (3000): noisy, not loud.
 NOISY_FLOOR = 150
 
@@ -124,7 +130,7 @@ def test_white_noise_20_db_below_no_longer_makes_a_wrong_command_at_once(
     "... fifteen percent" and "find nurse" (a call for help), 0.96-0.998 sure, and acted
     on at once. Heard denoised they are right, so the two hearings disagree: the lamp is
     not set, and the call is asked about ("Do you need help?") instead of sent."""
-    scene = robustness.scene(corpus.installed(voice_name), said, corpus.Room("white", 20.0), seed)
+    scene = robustness.scene(corpus.installed(voice_name), said, WHITE_20, seed)
     for on in (False, True):
         config = _agreeing(on)
         heard = robustness.replay(config, scene.audio, False, robustness.listener(config))
@@ -136,3 +142,59 @@ def test_white_noise_20_db_below_no_longer_makes_a_wrong_command_at_once(
             assert first is not None and first.result.intent == wrong and first.doubtful
         else:
             assert first is None or first.result.intent is None
+
+
+def test_the_other_way_heard_as_it_comes_is_what_a_search_after_it_hears() -> None:
+    """The denoised frames searched as they come (stt/other_way_stream.py) give what a
+    search of them after the pause gives: the same decoder settings, the same context."""
+    voice = corpus.installed("kal_diphone")
+    scene = robustness.scene(voice, "set the bedroom lamp to fifty percent", WHITE_20, 6)
+    suppressor = SpeexNoiseSuppressor(30)
+    denoised = [suppressor.process(f) for f in to_frames(scene.audio)]
+    context, frames = denoised[:150], denoised[150:]
+    wake = join_frames(context)
+    recognizer = sphinx_recognizer()
+    assert recognizer.start_other_way(wake)
+    for frame in frames:
+        recognizer.hear_other_way(frame)
+    streamed = recognizer.other_way_heard()
+    after = recognizer.search_whole(frames, wake)
+    assert streamed is not None and streamed.text and streamed.in_grammar
+    assert (streamed.text, streamed.in_grammar) == (after.text, after.in_grammar)
+    assert recognizer.other_way_heard() is streamed  # ended once, kept
+    recognizer.stop_other_way()
+    assert recognizer.other_way_heard() is None
+
+
+def test_in_a_noisy_room_the_second_hearing_is_ready_at_the_pause() -> None:
+    """Festival's slt, "okay nabu, turn on the ceiling fan" in white noise 20 dB below:
+    heard the same both ways, acted on at once; the denoised hearing was searched as the
+    person spoke, not after the pause (no search of the whole utterance again)."""
+    voice = corpus.installed("cmu_us_slt_arctic_hts")
+    scene = robustness.scene(voice, "turn on the ceiling fan", WHITE_20, 2)
+    config = _agreeing(True)
+    understanding = robustness.listener(config)
+    recognizer = understanding.hearing.recognizer
+    assert isinstance(recognizer, PocketSphinxRecognizer)
+    calls: list[str] = []
+    search_whole_steps = recognizer.search_whole_steps
+    other_way_heard = recognizer.other_way_heard
+
+    def searched(*args: Any) -> Steps[SttResult]:
+        calls.append("search_whole")
+        return (yield from search_whole_steps(*args))
+
+    def streamed() -> SttResult | None:
+        heard = other_way_heard()
+        calls.append("streamed" if heard is not None else "none")
+        return heard
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(recognizer, "search_whole_steps", searched)
+        patch.setattr(recognizer, "other_way_heard", streamed)
+        heard = robustness.replay(config, scene.audio, False, understanding)
+    assert heard.wakes
+    first = heard.first
+    assert first is not None and first.result.intent == "HassTurnOn" and not first.doubtful
+    assert first.result.slots.get("name") == "ceiling fan"
+    assert "streamed" in calls and "search_whole" not in calls

@@ -142,3 +142,22 @@ class HearsRooms(Protocol):
 
     def hear_room(self, loud: bool) -> None:
         """Search from the next utterance on as for a ``loud`` room or a quiet one."""
+
+
+@runtime_checkable
+class HearsOtherWay(Protocol):
+    """A recognizer that can search the utterance heard the other way while the person
+    speaks, beside its streaming search (a noisy room's second hearing:
+    stt/other_way_stream.py)."""
+
+    def start_other_way(self, context: AudioChunk | None) -> bool:
+        """Start it after ``context`` (False: it cannot)."""
+
+    def hear_other_way(self, frame: AudioChunk) -> None:
+        """The next frame heard the other way."""
+
+    def other_way_heard(self) -> SttResult | None:
+        """What it heard so far, ended there (None: none runs)."""
+
+    def stop_other_way(self) -> None:
+        """Drop it."""

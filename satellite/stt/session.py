@@ -12,19 +12,23 @@ utterance's audio comes from the microphone history, which no one else reads.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..audio.chunk import AudioChunk
+from ..timing import ms_since
 from .base import (
+    HearsAnswers,
+    HearsOtherWay,
     SearchesInSteps,
     SpeechRecognizer,
     SttResult,
 )
 from .hearing import MicHistory, hear_denoised, snr_db
 from .reverberation import reverberation_seconds
-from .searches_again import CONTEXT_SECONDS, SearchesAgain
+from .searches_again import CONTEXT_SECONDS, SearchAside, SearchesAgain
 from .steps import Steps, WorkQueue, one_step
 
 if TYPE_CHECKING:
@@ -84,6 +88,9 @@ class HearingSession(SearchesAgain):
         self._speech_seconds = 0.0
         self._with_context = False
         self._warm = False  # a search has started: the live mean is no longer cold
+        #: The utterance is heard the other way as it comes (a noisy room's second
+        #: hearing: other_way_stream.py).
+        self._streams_other_way = False
 
     @property
     def busy(self) -> bool:
@@ -130,14 +137,17 @@ class HearingSession(SearchesAgain):
         self._with_context = not continuous
         # from where the speech was heard (the pre-roll may hold the wake word's end)
         self._speech_seconds = frame.timestamp_seconds - SPEECH_ONSET_SECONDS
+        self._stop_other_way()
         if mic is not None:
             before = mic.before(first, CONTEXT_SECONDS)
-            heard = b"".join(mic.get(f).samples for f in frames)
-            self.denoised = hear_denoised(
-                self.settings.hearing,
-                (before.samples if before else b"") + heard,
-                self.settings.denoise_below_db,
+            audio = (before.samples if before else b"") + b"".join(
+                mic.get(f).samples for f in frames
             )
+            self.denoised = hear_denoised(
+                self.settings.hearing, audio, self.settings.denoise_below_db
+            )
+            if not self.denoised and snr_db(audio) < self.settings.agree_below_db:
+                yield from self._start_other_way_steps(mic, first, frames, continuous)
             frames = [mic.get(f, self.denoised) for f in frames]
             if not continuous:
                 context = mic.context(first, CONTEXT_SECONDS, self.denoised, self._warm)
@@ -161,6 +171,7 @@ class HearingSession(SearchesAgain):
         self._mic = mic
         self._first_seconds = self._speech_seconds = first_seconds
         self._with_context = False
+        self._stop_other_way()
         self.loud = loud
         self.denoised = denoised
 
@@ -171,10 +182,60 @@ class HearingSession(SearchesAgain):
 
     def _hear_steps(self, frame: AudioChunk, mic: MicHistory | None) -> Steps[None]:
         self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
+        if self._streams_other_way and mic is not None:
+            assert isinstance(self.recognizer, HearsOtherWay)
+            self.recognizer.hear_other_way(mic.get(frame, True))
         yield
 
+    def _start_other_way_steps(
+        self,
+        mic: MicHistory,
+        first: float,
+        frames: Sequence[AudioChunk],
+        continuous: bool,
+    ) -> Steps[None]:
+        """Hear the utterance starting in a noisy room the other way (denoised) as it
+        comes, from its first ``frames`` on, with the context a search of it after the
+        pause would have (``search_other_way_steps``): when the recognizer can, and the
+        commands are heard (an answer to the help question is never heard twice)."""
+        recognizer = self.recognizer
+        if not isinstance(recognizer, HearsOtherWay):
+            return
+        if isinstance(recognizer, HearsAnswers) and recognizer.answer_searches.on:
+            return
+        context = mic.context(first, 0.0 if continuous else CONTEXT_SECONDS, True, True)
+        if not recognizer.start_other_way(context):
+            return
+        self._streams_other_way = True
+        yield
+        for frame in frames:
+            recognizer.hear_other_way(mic.get(frame, True))
+            yield
+
+    def _stop_other_way(self) -> None:
+        """No longer hear the utterance the other way as it comes."""
+        if self._streams_other_way:
+            assert isinstance(self.recognizer, HearsOtherWay)
+            self.recognizer.stop_other_way()
+        self._streams_other_way = False
+
+    def search_other_way_steps(
+        self, heard_until: float, since: float | None = None
+    ) -> Steps[SearchAside | None]:
+        """``SearchesAgain.search_other_way_steps``; the whole utterance heard denoised as
+        it came, when it was (``_start_other_way_steps``): ended now, not searched again."""
+        if since is None and self._streams_other_way and not self.denoised:
+            assert isinstance(self.recognizer, HearsOtherWay)
+            started = time.perf_counter()
+            heard = self.recognizer.other_way_heard()
+            if heard is not None:
+                return SearchAside(heard, ms_since(started))
+        return (yield from super().search_other_way_steps(heard_until, since))
+
     def resume_steps(self) -> Steps[None]:
-        """The person went on speaking after a pause: the recognizer's ``resume``."""
+        """The person went on speaking after a pause: the recognizer's ``resume`` (what
+        was heard the other way as it came is dropped: searched after the pause again)."""
+        self._stop_other_way()
         if isinstance(self.recognizer, SearchesInSteps):
             yield from self.recognizer.resume_steps()
         else:
@@ -222,6 +283,7 @@ class HearingSession(SearchesAgain):
         heard = self._utterance_audio(now_seconds, denoised=True)
         if heard is None:
             return
+        self._stop_other_way()
         self.denoised = True
         yield from self._search_steps(self._first_seconds, *heard)
 

@@ -60,6 +60,14 @@ def loud_mllr() -> Path:
     return path
 
 
+def grammar_decoder(
+    model_dir: Path, dictionary: Path | None, grammar_path: Path, mllr: Path | None
+) -> Any:
+    """The grammar compiled at ``grammar_path`` with default beams, the model adapted by
+    ``mllr`` (None: as shipped): what searches again."""
+    return decoder(model_dir, dictionary, fsg=os.fspath(grammar_path), **_common(mllr))
+
+
 def _common(mllr: Path | None) -> dict[str, Any]:
     common: dict[str, Any] = {"lm": None, "bestpath": False, "compallsen": True}
     common.update({"mllr": os.fspath(mllr)} if mllr is not None else {})
@@ -118,9 +126,8 @@ class Aside:
         mllr: Path | None,
     ) -> Aside:
         """The searches aside for ``grammar``, the model adapted by ``mllr``."""
-        common = _common(mllr)
-        again = decoder(model_dir, dictionary, fsg=os.fspath(grammar_path), **common)
-        beside_phones = phone_loop(decoder(model_dir, dictionary, **common))
+        again = grammar_decoder(model_dir, dictionary, grammar_path, mllr)
+        beside_phones = phone_loop(decoder(model_dir, dictionary, **_common(mllr)))
         return cls(
             again=again,
             beside_phones=beside_phones,

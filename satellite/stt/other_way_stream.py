@@ -1,0 +1,77 @@
+"""A noisy room's second hearing, searched while the person speaks.
+
+In a room not loud but noisy (``HearingSession.noisy``, ``stt.agree_below_db``) what is
+heard must come out the same heard the other way, denoised (nlu/trust.py
+``must_agree``). Searched after the pause that ends the utterance, that hearing held the
+answer back 0.4-0.8 s on one x86 core (the frame loop gives a search aside three frames
+of audio per 10 ms frame) and would hold it longer on a Pi. So when the room sounds noisy
+as the utterance starts, the denoised frames are searched as they come, beside the
+streaming search, by a decoder of their own (the grammar with default beams, the same as
+``search_whole``'s): at the pause the hearing is there, ended in one step. It costs
+that search per frame while the person speaks (about a quarter of the streaming
+search) and a decoder's memory; with ``agree_below_db`` 0 it is not loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..audio.chunk import AudioChunk
+from .base import SttResult
+from .cepstral_mean import MeanMeter, fresh_features
+from .sphinx_scores import hyp_text
+
+
+class OtherWayStream:
+    """``decoder`` (the commands' grammar, default beams) searching the utterance heard
+    the other way as it comes; ``accepts`` tells a whole sentence of the grammar."""
+
+    def __init__(
+        self, decoder: Any, meter: MeanMeter, accepts: Callable[[list[str]], bool]
+    ) -> None:
+        self._decoder = decoder
+        self._meter = meter
+        self._accepts = accepts
+        #: The commands' search (the decoder's own).
+        self._search = decoder.current_search()
+        self._active = False
+        #: What it heard, once ended.
+        self._heard: SttResult | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether an utterance is being searched (or was, and is ended: ``heard``)."""
+        return self._active
+
+    def start(self, context: AudioChunk | None) -> None:
+        """Start afresh after ``context`` (the wake word heard the same way; None: none)."""
+        self.stop()
+        fresh_features((self._decoder,), self._meter, context)
+        self._decoder.activate_search(self._search)
+        self._decoder.start_utt()
+        self._active = True
+
+    def process(self, frame: AudioChunk) -> None:
+        """Search the next frame (nothing once ended, or not started)."""
+        if self._active and self._heard is None:
+            self._decoder.process_raw(frame.samples, False, False)
+
+    def heard(self) -> SttResult | None:
+        """What it heard over the frames so far, ended there (None: not searching). The
+        result is a ``search_whole``'s: no score; in the grammar if a whole sentence."""
+        if not self._active:
+            return None
+        if self._heard is None:
+            self._decoder.end_utt()
+            text = hyp_text(self._decoder.hyp())
+            whole = bool(text) and self._accepts(text.split())
+            self._heard = SttResult(text, 1.0 if whole else 0.0, (), whole)
+        return self._heard
+
+    def stop(self) -> None:
+        """Drop the utterance searched, if any."""
+        if self._active and self._heard is None:
+            self._decoder.end_utt()
+        self._active = False
+        self._heard = None
