@@ -96,6 +96,17 @@ def test_in_a_noisy_room_a_call_for_help_heard_otherwise_is_confirmed_not_refuse
     assert not answer.doubtful  # the same both ways: sent at once
 
 
+def test_in_a_noisy_room_a_one_word_call_for_help_is_confirmed_first() -> None:
+    """flite's "okay" in white noise 20 dB below was heard as "help" both ways and sent
+    at once: a single word is the least to go on, so it is asked about, not searched
+    again; in a quiet room it is sent at once."""
+    answer, recognizer = _decide("help", "help")
+    assert answer is not None and answer.result.intent == "CallForHelp"
+    assert answer.doubtful and recognizer.searched == []
+    answer, _ = _decide("help", "help", floor=20)
+    assert answer is not None and not answer.doubtful
+
+
 @pytest.mark.parametrize(("floor", "agree_below_db"), [(20, 30.0), (NOISY_FLOOR, 0.0)])
 def test_a_quiet_room_or_the_setting_off_hears_once(floor: int, agree_below_db: float) -> None:
     """A room 44 dB under the speech, or ``agree_below_db`` 0: the first hearing decides."""
@@ -154,16 +165,18 @@ def test_the_other_way_heard_as_it_comes_is_what_a_search_after_it_hears() -> No
     context, frames = denoised[:150], denoised[150:]
     wake = join_frames(context)
     recognizer = sphinx_recognizer()
-    assert recognizer.start_other_way(wake)
+    stream = recognizer.other_way
+    assert stream is not None
+    stream.start(wake)
     for frame in frames:
-        recognizer.hear_other_way(frame)
-    streamed = recognizer.other_way_heard()
+        stream.process(frame)
+    streamed = stream.heard()
     after = recognizer.search_whole(frames, wake)
     assert streamed is not None and streamed.text and streamed.in_grammar
     assert (streamed.text, streamed.in_grammar) == (after.text, after.in_grammar)
-    assert recognizer.other_way_heard() is streamed  # ended once, kept
-    recognizer.stop_other_way()
-    assert recognizer.other_way_heard() is None
+    assert stream.heard() is streamed  # ended once, kept
+    stream.stop()
+    assert stream.heard() is None
 
 
 def test_in_a_noisy_room_the_second_hearing_is_ready_at_the_pause() -> None:
@@ -176,22 +189,24 @@ def test_in_a_noisy_room_the_second_hearing_is_ready_at_the_pause() -> None:
     understanding = robustness.listener(config)
     recognizer = understanding.hearing.recognizer
     assert isinstance(recognizer, PocketSphinxRecognizer)
+    stream = recognizer.other_way
+    assert stream is not None
     calls: list[str] = []
     search_whole_steps = recognizer.search_whole_steps
-    other_way_heard = recognizer.other_way_heard
+    stream_heard = stream.heard
 
     def searched(*args: Any) -> Steps[SttResult]:
         calls.append("search_whole")
         return (yield from search_whole_steps(*args))
 
     def streamed() -> SttResult | None:
-        heard = other_way_heard()
+        heard = stream_heard()
         calls.append("streamed" if heard is not None else "none")
         return heard
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(recognizer, "search_whole_steps", searched)
-        patch.setattr(recognizer, "other_way_heard", streamed)
+        patch.setattr(stream, "heard", streamed)
         heard = robustness.replay(config, scene.audio, False, understanding)
     assert heard.wakes
     first = heard.first

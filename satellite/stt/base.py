@@ -11,6 +11,7 @@ from ..audio.chunk import AudioChunk
 
 if TYPE_CHECKING:
     from .answer_grammar import AnswerSearches
+    from .other_way_stream import OtherWayStream
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,17 +148,8 @@ class HearsRooms(Protocol):
 @runtime_checkable
 class HearsOtherWay(Protocol):
     """A recognizer that can search the utterance heard the other way while the person
-    speaks, beside its streaming search (a noisy room's second hearing:
-    stt/other_way_stream.py)."""
+    speaks, beside its streaming search (a noisy room's second hearing)."""
 
-    def start_other_way(self, context: AudioChunk | None) -> bool:
-        """Start it after ``context`` (False: it cannot)."""
-
-    def hear_other_way(self, frame: AudioChunk) -> None:
-        """The next frame heard the other way."""
-
-    def other_way_heard(self) -> SttResult | None:
-        """What it heard so far, ended there (None: none runs)."""
-
-    def stop_other_way(self) -> None:
-        """Drop it."""
+    @property
+    def other_way(self) -> OtherWayStream | None:
+        """The search (None: it has none)."""

@@ -15,12 +15,18 @@ search) and a decoder's memory; with ``agree_below_db`` 0 it is not loaded.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..audio.chunk import AudioChunk
 from .base import SttResult
 from .cepstral_mean import MeanMeter, fresh_features
+from .fsg import Grammar
+from .sphinx_decoders import grammar_decoder
 from .sphinx_scores import hyp_text
+
+if TYPE_CHECKING:
+    from .settings import SttSettings
 
 
 class OtherWayStream:
@@ -38,6 +44,23 @@ class OtherWayStream:
         self._active = False
         #: What it heard, once ended.
         self._heard: SttResult | None = None
+
+    @classmethod
+    def load(
+        cls,
+        settings: SttSettings,
+        model_dir: Path,
+        dictionary: Path | None,
+        grammar: Grammar,
+        grammar_path: Path,
+        mllr: Path | None,
+    ) -> OtherWayStream | None:
+        """The stream for ``grammar`` (compiled at ``grammar_path``), the model adapted by
+        ``mllr`` as the searches again have it; None when ``stt.agree_below_db`` is 0."""
+        if settings.agree_below_db <= 0:
+            return None
+        found = grammar_decoder(model_dir, dictionary, grammar_path, mllr)
+        return cls(found, MeanMeter(found, grammar), grammar.accepts)
 
     @property
     def active(self) -> bool:

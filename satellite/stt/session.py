@@ -33,6 +33,7 @@ from .steps import Steps, WorkQueue, one_step
 
 if TYPE_CHECKING:
     from ..stt.settings import SttSettings
+    from .other_way_stream import OtherWayStream
 
 #: At most this much of an utterance's microphone audio judges the room's loudness
 #: again when it is decided, s.
@@ -90,7 +91,7 @@ class HearingSession(SearchesAgain):
         self._warm = False  # a search has started: the live mean is no longer cold
         #: The utterance is heard the other way as it comes (a noisy room's second
         #: hearing: other_way_stream.py).
-        self._streams_other_way = False
+        self._other_way: OtherWayStream | None = None
 
     @property
     def busy(self) -> bool:
@@ -182,9 +183,8 @@ class HearingSession(SearchesAgain):
 
     def _hear_steps(self, frame: AudioChunk, mic: MicHistory | None) -> Steps[None]:
         self.recognizer.process(mic.get(frame, self.denoised) if mic else frame)
-        if self._streams_other_way and mic is not None:
-            assert isinstance(self.recognizer, HearsOtherWay)
-            self.recognizer.hear_other_way(mic.get(frame, True))
+        if self._other_way is not None and mic is not None:
+            self._other_way.process(mic.get(frame, True))
         yield
 
     def _start_other_way_steps(
@@ -199,35 +199,32 @@ class HearingSession(SearchesAgain):
         pause would have (``search_other_way_steps``): when the recognizer can, and the
         commands are heard (an answer to the help question is never heard twice)."""
         recognizer = self.recognizer
-        if not isinstance(recognizer, HearsOtherWay):
+        stream = recognizer.other_way if isinstance(recognizer, HearsOtherWay) else None
+        if stream is None:
             return
         if isinstance(recognizer, HearsAnswers) and recognizer.answer_searches.on:
             return
-        context = mic.context(first, 0.0 if continuous else CONTEXT_SECONDS, True, True)
-        if not recognizer.start_other_way(context):
-            return
-        self._streams_other_way = True
+        stream.start(mic.context(first, 0.0 if continuous else CONTEXT_SECONDS, True, True))
+        self._other_way = stream
         yield
         for frame in frames:
-            recognizer.hear_other_way(mic.get(frame, True))
+            stream.process(mic.get(frame, True))
             yield
 
     def _stop_other_way(self) -> None:
         """No longer hear the utterance the other way as it comes."""
-        if self._streams_other_way:
-            assert isinstance(self.recognizer, HearsOtherWay)
-            self.recognizer.stop_other_way()
-        self._streams_other_way = False
+        if self._other_way is not None:
+            self._other_way.stop()
+        self._other_way = None
 
     def search_other_way_steps(
         self, heard_until: float, since: float | None = None
     ) -> Steps[SearchAside | None]:
         """``SearchesAgain.search_other_way_steps``; the whole utterance heard denoised as
         it came, when it was (``_start_other_way_steps``): ended now, not searched again."""
-        if since is None and self._streams_other_way and not self.denoised:
-            assert isinstance(self.recognizer, HearsOtherWay)
+        if since is None and self._other_way is not None and not self.denoised:
             started = time.perf_counter()
-            heard = self.recognizer.other_way_heard()
+            heard = self._other_way.heard()
             if heard is not None:
                 return SearchAside(heard, ms_since(started))
         return (yield from super().search_other_way_steps(heard_until, since))

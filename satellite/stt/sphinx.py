@@ -33,11 +33,11 @@ from typing import Any
 from ..audio.chunk import AudioChunk, join_frames
 from .answer_grammar import AnswerGrammar, AnswerSearches
 from .base import SttResult
-from .cepstral_mean import MeanMeter, RecentSpeech, fresh_features
+from .cepstral_mean import RecentSpeech, fresh_features
 from .fsg import Grammar
 from .other_way_stream import OtherWayStream
 from .settings import SttSettings
-from .sphinx_decoders import Aside, Streaming, decoder, grammar_decoder
+from .sphinx_decoders import Aside, Streaming, decoder
 from .sphinx_scores import heard_by, hyp_text, log_score
 from .steps import Steps, run_through
 
@@ -60,10 +60,9 @@ class PocketSphinxRecognizer:
         answers: AnswerGrammar | None = None,
         loud_mllr: Path | None = None,
     ) -> None:
-        """``dictionary``: pronunciations of the grammar's words (default: all of CMUdict,
-        20 MB and 80 ms more per decoder); ``mllr``: a speaker's adaptation; ``answers``:
-        the answers' grammar (``answer_searches``); ``loud_mllr``: the adaptation a loud
-        room is heard with (``hear_room``); each may be None."""
+        """``dictionary``: the grammar's words' pronunciations (default: all of CMUdict, 20 MB
+        and 80 ms more per decoder); ``mllr``: a speaker's adaptation; ``answers``: the
+        answers' grammar; ``loud_mllr``: a loud room's adaptation; each may be None."""
         self.settings = settings
         self.grammar = grammar
         where = (model_dir, dictionary, grammar, grammar_path)
@@ -79,11 +78,7 @@ class PocketSphinxRecognizer:
         self.answer_searches = AnswerSearches(
             grammar, (self._quiet.grammar, self._aside.again, *loud), answers
         )
-        #: A noisy room's second hearing as the person speaks (other_way_stream.py).
-        self._other_way: OtherWayStream | None = None
-        if settings.agree_below_db > 0:
-            found = grammar_decoder(model_dir, dictionary, grammar_path, mllr)
-            self._other_way = OtherWayStream(found, MeanMeter(found, grammar), grammar.accepts)
+        self.other_way = OtherWayStream.load(settings, *where, mllr)  # (a noisy room's)
         self.recent_speech = RecentSpeech(seconds=0.0)  # off: see RecentSpeech
         #: The grammar search and the phone loop searching now.
         self._searching, self._listening = self._quiet.grammar, self._quiet.phones
@@ -174,28 +169,6 @@ class PocketSphinxRecognizer:
         for frame in heard:
             self.process(frame)
             yield
-
-    def start_other_way(self, context: AudioChunk | None) -> bool:
-        """Start searching the utterance heard the other way as it comes, after
-        ``context`` (False: it cannot, ``stt.agree_below_db`` being 0)."""
-        if self._other_way is None:
-            return False
-        self._other_way.start(context)
-        return True
-
-    def hear_other_way(self, frame: AudioChunk) -> None:
-        """The next frame heard the other way (see ``start_other_way``)."""
-        if self._other_way is not None:
-            self._other_way.process(frame)
-
-    def other_way_heard(self) -> SttResult | None:
-        """What the search of the other way heard so far, ended there (None: none runs)."""
-        return None if self._other_way is None else self._other_way.heard()
-
-    def stop_other_way(self) -> None:
-        """Drop the search of the other way, if one runs."""
-        if self._other_way is not None:
-            self._other_way.stop()
 
     def search_whole(
         self, frames: Sequence[AudioChunk], context: AudioChunk | None = None

@@ -43,6 +43,9 @@ _LOGGER = logging.getLogger(__name__)
 #: The room before an utterance its person's words are judged against, s (the
 #: expander's history).
 PERSON_ROOM_SECONDS = 3.0
+#: A call for help of this many words or fewer heard in a noisy room is asked about
+#: first, however it was heard the other way.
+NOISY_CALL_CONFIRMED_WORDS = 1
 #: A doubted result's confidence, at most, as a share of ``doubt_below_confidence``.
 DOUBTED_CONFIDENCE_SHARE = 0.9
 
@@ -277,11 +280,16 @@ class Belief:
         return (yield from self._hearings_agree(stt, result, heard_until))
 
     def _help_agrees(self, believed: Believed, heard_until: float) -> Steps[Believed]:
-        """A call for help believed in a noisy room (``HearingSession.noisy``): asked about
-        first unless it comes out the same heard the other way (a care intent is never
-        refused for the room)."""
+        """A call for help believed in a noisy room (``HearingSession.noisy``), outside the
+        help question: asked about first unless it comes out the same heard the other way
+        (a care intent is never refused for the room), and a single word always (the
+        least to go on: flite's "okay" was heard as "help" both ways)."""
         if not (believed.trusted and believed.result.intent == HELP and self.hearing.noisy):
             return believed
+        if self.answering:
+            return believed
+        if len(believed.stt.text.split()) <= NOISY_CALL_CONFIRMED_WORDS:
+            return dataclasses.replace(believed, doubted=True)
         if (yield from self._hearings_agree(believed.stt, believed.result, heard_until)):
             return believed
         return dataclasses.replace(believed, doubted=True)
