@@ -62,11 +62,6 @@ class OtherWayStream:
         found = grammar_decoder(model_dir, dictionary, grammar_path, mllr)
         return cls(found, MeanMeter(found, grammar), grammar.accepts)
 
-    @property
-    def active(self) -> bool:
-        """Whether an utterance is being searched (or was, and is ended: ``heard``)."""
-        return self._active
-
     def start(self, context: AudioChunk | None) -> None:
         """Start afresh after ``context`` (the wake word heard the same way; None: none)."""
         self.stop()

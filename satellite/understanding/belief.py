@@ -45,7 +45,7 @@ _LOGGER = logging.getLogger(__name__)
 PERSON_ROOM_SECONDS = 3.0
 #: A call for help of this many words or fewer heard in a noisy room is asked about
 #: first, however it was heard the other way.
-NOISY_CALL_CONFIRMED_WORDS = 1
+NOISY_CALL_CONFIRMED_WORDS = 2
 #: A doubted result's confidence, at most, as a share of ``doubt_below_confidence``.
 DOUBTED_CONFIDENCE_SHARE = 0.9
 
@@ -282,8 +282,8 @@ class Belief:
     def _help_agrees(self, believed: Believed, heard_until: float) -> Steps[Believed]:
         """A call for help believed in a noisy room (``HearingSession.noisy``), outside the
         help question: asked about first unless it comes out the same heard the other way
-        (a care intent is never refused for the room), and a single word always (the
-        least to go on: flite's "okay" was heard as "help" both ways)."""
+        (a care intent is never refused for the room), and one of a word or two always
+        (the least to go on: flite's "okay" was heard as "help me" both ways)."""
         if not (believed.trusted and believed.result.intent == HELP and self.hearing.noisy):
             return believed
         if self.answering:
