@@ -188,7 +188,7 @@ class SttSettings(Section):
         check_number(0.0, 60.0, " dB"),
         "In a room not loud whose speech-to-noise ratio is below this, what is heard must "
         "come out the same heard denoised too, as in a loud room; a call for help that "
-        "does not is confirmed first, dB (0-60; 0: never)",
+        "does not, or of a word or two, is confirmed first, dB (0-60; 0: never)",
     )
     open_transcripts: bool = option(
         True,
