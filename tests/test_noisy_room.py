@@ -1,11 +1,12 @@
 """A room not loud but with noise close under the speech (``HearingSession.noisy``,
 ``stt.agree_below_db``): what is heard there must come out the same heard denoised too,
-as in a loud room, and a call for help that does not is confirmed first.
+as in a loud room, and a call for help that does not, or of a word or two, is confirmed
+first. The denoised hearing is searched as the person speaks (stt/other_way_stream.py).
 
 The rule is checked with a recognizer whose two hearings are chosen (no audio disagrees
 with itself on demand), then on the scenes where the satellite acted wrongly at once:
-white noise 20 dB below the speech, which the room's speech-to-noise ratio (23-29 dB
-there) judged quiet.
+white noise 20 dB below the speech, which the room's speech-to-noise ratio (21-27 dB
+there) judged quiet; the stream against a search after the pause, and in the pipeline.
 """
 
 from __future__ import annotations
