@@ -215,3 +215,24 @@ def test_in_a_noisy_room_the_second_hearing_is_ready_at_the_pause() -> None:
     assert first is not None and first.result.intent == "HassTurnOn" and not first.doubtful
     assert first.result.slots.get("name") == "ceiling fan"
     assert "streamed" in calls and "search_whole" not in calls
+
+
+def test_a_television_20_db_below_is_a_noisy_room_too() -> None:
+    """flite's awb, "okay nabu, speak louder" with a television 20 dB below, heard as
+    "switch each light out" and acted on at once (every light off) with the other voices'
+    rule off (tests/test_person_span.py). The room is noisy as well: heard denoised the
+    words are others, so the lights stay as they are by this rule alone."""
+    scene = robustness.scene(corpus.installed("awb"), "speak louder", corpus.Room("tv", 20.0), 18)
+    firsts: dict[bool, AnswerDue | None] = {}
+    for on in (False, True):
+        config = _agreeing(on)
+        stt = dataclasses.replace(
+            config.stt, ask_again_among_voices=False, confirm_help_among_voices=False
+        )
+        config = dataclasses.replace(config, stt=stt)
+        heard = robustness.replay(config, scene.audio, False, robustness.listener(config))
+        assert heard.wakes, "the wake word was not heard"
+        firsts[on] = heard.first
+    before, after = firsts[False], firsts[True]
+    assert before is not None and before.result.intent == "HassTurnOff" and not before.doubtful
+    assert after is None or after.result.intent != "HassTurnOff" or after.doubtful
