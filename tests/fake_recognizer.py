@@ -4,6 +4,7 @@ gives a result (a score, two hearings that disagree) on demand."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -56,6 +57,24 @@ class HeardInSpeech(Heard):
         self.result = dataclasses.replace(self.result, words=words)
 
 
+class TwoHearings(Heard):
+    """Heard ``text`` streaming, and ``other`` when it searches again (the raw frames or
+    the denoised ones: see ``stage``)."""
+
+    def __init__(self, text: str, other: str) -> None:
+        super().__init__(text, -5.0)
+        self.other = other
+        #: Per search again: how many frames, and whether they were the raw ones.
+        self.searched: list[tuple[int, bool]] = []
+
+    def search_whole(
+        self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
+    ) -> SttResult:
+        speech = np.frombuffer(frames[len(frames) // 2].samples, np.int16)
+        self.searched.append((len(frames), bool(speech[0] > 0)))
+        return SttResult(self.other, 0.5, (), bool(self.other))
+
+
 def understanding_with(recognizer: SpeechRecognizer, config: Config | None = None) -> Understanding:
     """Understanding with ``config``'s templates and settings that hears through
     ``recognizer``."""
@@ -89,14 +108,17 @@ def stage(
     loud: bool = False,
     denoised: bool = False,
     floor: int = 20,
+    voices: bool = False,
 ) -> None:
     """Stage an utterance whose first frame was at ``first_seconds`` in a microphone
     history of 1.5 s (speech from 0.3 to 1.2 s, at 3000 over a room at ``floor``: 44 dB
     by default): raw samples positive, denoised ones negative, so a search can tell which
-    it was given; heard ``denoised`` in a room judged ``loud``."""
+    it was given; heard ``denoised`` in a room judged ``loud``. ``voices``: the room's
+    level wanders as other voices' does (twice ``floor`` every other 0.15 s)."""
     history = MicHistory()
     for index in range(150):
-        samples = np.full(160, 3000 if 30 <= index < 120 else floor, np.int16)
+        room = floor * (2 if voices and index // 15 % 2 else 1)
+        samples = np.full(160, 3000 if 30 <= index < 120 else room, np.int16)
         history.add(
             AudioChunk.from_int16(samples, timestamp_seconds=index / 100),
             AudioChunk.from_int16(-samples, timestamp_seconds=index / 100),

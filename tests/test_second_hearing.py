@@ -9,7 +9,6 @@ demand); tests/test_understanding.py checks it on noisy speech in unseen voices.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ from satellite.stt.base import SttResult
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding
 from tests import synth
-from tests.fake_recognizer import Heard, decide, stage, understanding_with
+from tests.fake_recognizer import TwoHearings, decide, stage, understanding_with
 from tests.understand import sphinx_recognizer, spoken, to_frames
 
 
@@ -82,23 +81,6 @@ def test_a_search_does_not_depend_on_what_the_recognizer_heard_before() -> None:
     assert after.score_per_frame == fresh.score_per_frame
 
 
-class _TwoHearings(Heard):
-    """Heard ``text`` streaming, and ``other`` when it searches again."""
-
-    def __init__(self, text: str, other: str) -> None:
-        super().__init__(text, -5.0)
-        self.other = other
-        #: Per search again: how many frames, and whether they were the raw ones.
-        self.searched: list[tuple[int, bool]] = []
-
-    def search_whole(
-        self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
-    ) -> SttResult:
-        speech = np.frombuffer(frames[len(frames) // 2].samples, np.int16)
-        self.searched.append((len(frames), bool(speech[0] > 0)))
-        return SttResult(self.other, 0.5, (), bool(self.other))
-
-
 def _decide(
     text: str,
     other: str,
@@ -106,13 +88,13 @@ def _decide(
     denoised: bool = True,
     agree_when_loud: bool = True,
     first_seconds: float = 0.0,
-) -> tuple[str | None, _TwoHearings, Understanding]:
+) -> tuple[str | None, TwoHearings, Understanding]:
     config = Config()
     # the other way as the raw microphone itself, so the frames searched can be told apart
     # (stt.other_way's default denoises it again: tests/test_loud_room_hearing.py)
     stt = dataclasses.replace(config.stt, agree_when_loud=agree_when_loud, other_way="raw")
     config = dataclasses.replace(config, stt=stt)
-    recognizer = _TwoHearings(text, other)
+    recognizer = TwoHearings(text, other)
     understanding = understanding_with(recognizer, config)
     # 1.5 s of the utterance, raw and denoised
     stage(understanding, first_seconds, loud=loud, denoised=denoised)
@@ -184,7 +166,7 @@ def test_in_a_loud_room_home_intents_need_both_hearings_to_agree_too(
     "what fan are on", a question answered wrongly, until questions had to agree too."""
     config = Config()
     stt = dataclasses.replace(config.stt, other_way="raw", agree_home_intents=agree_home_intents)
-    recognizer = _TwoHearings("is the kitchen light on", other)
+    recognizer = TwoHearings("is the kitchen light on", other)
     understanding = understanding_with(recognizer, dataclasses.replace(config, stt=stt))
     stage(understanding, 0.0, loud=True, denoised=True)
     _, intent = decide(understanding, 1.2, 1.5)

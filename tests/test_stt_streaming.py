@@ -182,8 +182,10 @@ def test_snr_estimate_follows_the_mix() -> None:
         # the loudest frames sit a few dB above the speech's average level
         assert snr < estimate < snr + 12.0, (snr, estimate)
     assert snr_db(b"") == math.inf  # too short to tell: counts as quiet
-    assert hear_denoised("raw", b"", 25.0) is False
-    assert hear_denoised("denoised", b"", 25.0) is True
+    assert hear_denoised("raw", 5.0, 25.0) is False
+    assert hear_denoised("denoised", math.inf, 25.0) is True
+    assert hear_denoised("auto", 5.0, 25.0) is True
+    assert hear_denoised("auto", math.inf, 25.0) is False
 
 
 def test_mic_history_keeps_both_versions_by_time() -> None:

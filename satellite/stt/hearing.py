@@ -125,11 +125,12 @@ def snr_db(audio: bytes) -> float:
     return 10.0 * math.log10(max(speech, 1.0) / max(noise, 1.0))
 
 
-def hear_denoised(mode: str, audio: bytes, below_db: float) -> bool:
-    """Whether the recognizer should hear the denoised audio (``mode``: stt.hearing)."""
+def hear_denoised(mode: str, ratio_db: float, below_db: float) -> bool:
+    """Whether the recognizer should hear the denoised audio (``mode``: stt.hearing) in a
+    room whose speech stands ``ratio_db`` over its noise (``snr_db``)."""
     if mode != "auto":
         return mode == "denoised"
-    return snr_db(audio) < below_db
+    return ratio_db < below_db
 
 
 def denoised_again(frames: list[AudioChunk], other_way: str) -> list[AudioChunk]:

@@ -23,7 +23,7 @@ from .base import SttResult
 from .cepstral_mean import MeanMeter, fresh_features
 from .fsg import Grammar
 from .sphinx_decoders import grammar_decoder
-from .sphinx_scores import hyp_text
+from .sphinx_scores import whole_hearing
 
 if TYPE_CHECKING:
     from .settings import SttSettings
@@ -81,10 +81,7 @@ class OtherWayStream:
         if not self._active:
             return None
         if self._heard is None:
-            self._decoder.end_utt()
-            text = hyp_text(self._decoder.hyp())
-            whole = bool(text) and self._accepts(text.split())
-            self._heard = SttResult(text, 1.0 if whole else 0.0, (), whole)
+            self._heard = whole_hearing(self._decoder, self._accepts)
         return self._heard
 
     def stop(self) -> None:

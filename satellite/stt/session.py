@@ -144,10 +144,11 @@ class HearingSession(SearchesAgain):
             audio = (before.samples if before else b"") + b"".join(
                 mic.get(f).samples for f in frames
             )
+            ratio = snr_db(audio)
             self.denoised = hear_denoised(
-                self.settings.hearing, audio, self.settings.denoise_below_db
+                self.settings.hearing, ratio, self.settings.denoise_below_db
             )
-            if not self.denoised and snr_db(audio) < self.settings.agree_below_db:
+            if not self.denoised and ratio < self.settings.agree_below_db:
                 yield from self._start_other_way_steps(mic, first, frames, continuous)
             frames = [mic.get(f, self.denoised) for f in frames]
             if not continuous:

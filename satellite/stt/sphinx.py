@@ -38,7 +38,7 @@ from .fsg import Grammar
 from .other_way_stream import OtherWayStream
 from .settings import SttSettings
 from .sphinx_decoders import Aside, Streaming, decoder
-from .sphinx_scores import heard_by, hyp_text, log_score
+from .sphinx_scores import heard_by, hyp_text, log_score, whole_hearing
 from .steps import Steps, run_through
 
 _LOGGER = logging.getLogger(__name__)
@@ -197,10 +197,7 @@ class PocketSphinxRecognizer:
         for frame in frames:
             check.process_raw(frame.samples, False, False)
             yield
-        check.end_utt()
-        text = hyp_text(check.hyp())
-        complete = bool(text) and self.answer_searches.grammar().accepts(text.split())
-        return SttResult(text, 1.0 if complete else 0.0, (), complete)
+        return whole_hearing(check, self.answer_searches.grammar().accepts)
 
     def search_own_mean(self, frames: Sequence[AudioChunk]) -> SttResult:
         """The utterance searched again, normalised by its own cepstral mean, by the

@@ -97,6 +97,15 @@ def hyp_text(hyp: Any) -> str:
     return hyp.hypstr.strip() if hyp and hyp.hypstr else ""
 
 
+def whole_hearing(decoder: Any, accepts: Callable[[list[str]], bool]) -> SttResult:
+    """The grammar search ``decoder`` ended and read as ``search_whole`` reads it: no
+    score, in the grammar when ``accepts`` takes its words as a whole sentence."""
+    decoder.end_utt()
+    text = hyp_text(decoder.hyp())
+    whole = bool(text) and accepts(text.split())
+    return SttResult(text, 1.0 if whole else 0.0, (), whole)
+
+
 def log_score(decoder: Any, probability: float) -> float | None:
     """A score the Python API hands back as ``logmath.exp(int)``, in the log domain."""
     try:
