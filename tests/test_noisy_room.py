@@ -12,21 +12,19 @@ there) judged quiet; the stream against a search after the pause, and in the pip
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pytest
 
 from satellite.actions import AnswerDue
-from satellite.audio.chunk import AudioChunk, join_frames
+from satellite.audio.chunk import join_frames
 from satellite.config import Config
 from satellite.frontend.noise import SpeexNoiseSuppressor
 from satellite.stt.base import SttResult
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.stt.steps import Steps
 from tests import corpus, robustness
-from tests.fake_recognizer import Heard, decide, stage, understanding_with
+from tests.fake_recognizer import TwoHearings, decide, stage, understanding_with
 from tests.understand import sphinx_recognizer, to_frames
 
 WHITE_20 = corpus.Room("white", 20.0)
@@ -34,33 +32,24 @@ WHITE_20 = corpus.Room("white", 20.0)
 NOISY_FLOOR = 150
 
 
-class _TwoHearings(Heard):
-    """Heard ``text`` streaming, and ``other`` when it searches again (raw or denoised)."""
-
-    def __init__(self, text: str, other: str) -> None:
-        super().__init__(text, -5.0)
-        self.other = other
-        #: Per search again: whether it was given the denoised frames.
-        self.searched: list[bool] = []
-
-    def search_whole(
-        self, frames: Sequence[AudioChunk], context: AudioChunk | None = None
-    ) -> SttResult:
-        speech = np.frombuffer(frames[len(frames) // 2].samples, np.int16)
-        self.searched.append(bool(speech[0] < 0))
-        return SttResult(self.other, 0.5, (), bool(self.other))
-
-
 def _decide(
-    text: str, other: str, floor: int = NOISY_FLOOR, agree_below_db: float = 30.0
-) -> tuple[AnswerDue | None, _TwoHearings]:
-    """``text`` heard raw in a room with its floor at ``floor``, ``other`` heard denoised:
-    the answer owed, if any, and the recognizer."""
+    text: str,
+    other: str,
+    floor: int = NOISY_FLOOR,
+    agree_below_db: float = 30.0,
+    voices: bool = False,
+    ask_again_among_voices: bool = True,
+) -> tuple[AnswerDue | None, TwoHearings]:
+    """``text`` heard raw in a room with its floor at ``floor`` (wandering as other
+    voices' does: ``voices``), ``other`` heard denoised: the answer owed, if any, and the
+    recognizer."""
     config = Config()
-    stt = dataclasses.replace(config.stt, agree_below_db=agree_below_db)
-    recognizer = _TwoHearings(text, other)
+    stt = dataclasses.replace(
+        config.stt, agree_below_db=agree_below_db, ask_again_among_voices=ask_again_among_voices
+    )
+    recognizer = TwoHearings(text, other)
     understanding = understanding_with(recognizer, dataclasses.replace(config, stt=stt))
-    stage(understanding, loud=False, denoised=False, floor=floor)
+    stage(understanding, loud=False, denoised=False, floor=floor, voices=voices)
     _, intent = decide(understanding, 1.2, 1.5)
     assert understanding.hearing.loud is False  # noisy, never loud: heard raw
     due = [a for a in understanding.take_actions() if isinstance(a, AnswerDue)]
@@ -81,7 +70,7 @@ def test_in_a_noisy_room_an_action_needs_the_denoised_hearing_to_agree(
     text: str, other: str, intent: str | None
 ) -> None:
     answer, recognizer = _decide(text, other)
-    assert recognizer.searched == [True]  # heard again, denoised
+    assert recognizer.searched == [(150, False)]  # heard again, denoised
     assert (answer.result.intent if answer else None) == intent
     if answer is not None:
         assert not answer.doubtful
@@ -89,7 +78,7 @@ def test_in_a_noisy_room_an_action_needs_the_denoised_hearing_to_agree(
 
 def test_in_a_noisy_room_a_call_for_help_heard_otherwise_is_confirmed_not_refused() -> None:
     answer, recognizer = _decide("i need help", "what time is it")
-    assert recognizer.searched == [True]
+    assert recognizer.searched == [(150, False)]
     assert answer is not None and answer.result.intent == "CallForHelp"
     assert answer.doubtful  # "Do you need help?" first
     answer, _ = _decide("i need help", "i need help")
@@ -120,6 +109,21 @@ def test_a_quiet_room_or_the_setting_off_hears_once(floor: int, agree_below_db: 
     )
     assert recognizer.searched == []
     assert answer is not None and answer.result.slots.get("brightness") == 15
+
+
+def test_among_other_voices_a_noisy_room_asks_instead_of_refusing() -> None:
+    """A room of other voices 20 dB below is noisy too, and there the voices' rule asks
+    about all that is heard (``ask_again_among_voices``): the hearings need not agree.
+    Both rules together refused right commands the voices' rule alone asked about (the
+    denoised hearing is no better among voices). With that rule off, they must agree."""
+    text, other = "set the bedroom lamp to fifty percent", "set the bedroom lamp to fifteen"
+    answer, recognizer = _decide(text, other, voices=True)
+    assert recognizer.searched == []
+    assert answer is not None and answer.result.slots.get("brightness") == 50
+    assert answer.doubtful  # "Did you say ...?"
+    answer, recognizer = _decide(text, other, voices=True, ask_again_among_voices=False)
+    assert recognizer.searched == [(150, False)]
+    assert answer is None  # not acted on
 
 
 def _agreeing(on: bool) -> Config:

@@ -100,6 +100,8 @@ class UtteranceRecord:
     person_span: tuple[SearchAside, SearchAside | None] | None = None
     #: Whether other voices filled the room (judged once the utterance ended).
     voices: bool = False
+    #: Whether they did up to a time (``Belief.among_voices``: judged once per time).
+    voices_until: tuple[float, bool] | None = None
 
     def own_mean_of(self, stt: SttResult) -> SearchAside | None:
         """The search from its own mean made for the streaming result ``stt``, if any."""
@@ -222,8 +224,21 @@ class Belief:
         """Whether other voices filled the room around the utterance heard up to
         ``heard_until`` (frontend/person_span.other_voices; False when the history no
         longer holds it)."""
-        frames = self.hearing.utterance_and_room(heard_until, PERSON_ROOM_SECONDS)
-        return frames is not None and other_voices(frames[1], frames[0])
+        known = self.record.voices_until
+        if known is None or known[0] != heard_until:
+            frames = self.hearing.utterance_and_room(heard_until, PERSON_ROOM_SECONDS)
+            voices = frames is not None and other_voices(frames[1], frames[0])
+            known = self.record.voices_until = (heard_until, voices)
+        return known[1]
+
+    def _noisy(self, heard_until: float) -> bool:
+        """Whether the room is noisy (``HearingSession.noisy``) and what is heard in it
+        must agree with the other hearing: not where other voices fill it and the voices'
+        rule asks about all that is heard there anyway (``ask_again_among_voices``). Both
+        rules there refused right commands the voices' rule alone had asked about."""
+        if not self.hearing.noisy or not self.settings.ask_again_among_voices:
+            return self.hearing.noisy
+        return not self.among_voices(heard_until)
 
     def person_span_steps(
         self, believed: Believed, heard_until: float, margin: float = 0.0
@@ -250,7 +265,7 @@ class Belief:
         self.record.person_span = (search, None)
         if not self._scored(heard, reading, shift):
             return believed
-        if trust.must_agree(reading, self.hearing.loud, self.settings, self.hearing.noisy):
+        if trust.must_agree(reading, self.hearing.loud, self.settings, self._noisy(heard_until)):
             other_way = yield from self.hearing.search_other_way_steps(span.end, span.start)
             self.record.person_span = (search, other_way)
             other = None if other_way is None else other_way.heard.text
@@ -275,7 +290,7 @@ class Belief:
         way."""
         if not self._scored(stt, result, shift):
             return False
-        if not trust.must_agree(result, self.hearing.loud, self.settings, self.hearing.noisy):
+        if not trust.must_agree(result, self.hearing.loud, self.settings, self._noisy(heard_until)):
             return True
         return (yield from self._hearings_agree(stt, result, heard_until))
 
