@@ -22,7 +22,7 @@ from satellite.config import Config
 from satellite.frontend.noise import SpeexNoiseSuppressor
 from satellite.stt.base import SttResult
 from satellite.stt.sphinx import PocketSphinxRecognizer
-from satellite.stt.steps import Steps
+from satellite.stt.steps import Steps, run_through
 from tests import corpus, robustness
 from tests.fake_recognizer import TwoHearings, decide, stage, understanding_with
 from tests.understand import sphinx_recognizer, to_frames
@@ -181,6 +181,19 @@ def test_the_other_way_heard_as_it_comes_is_what_a_search_after_it_hears() -> No
     assert streamed is not None and streamed.text and streamed.in_grammar
     assert (streamed.text, streamed.in_grammar) == (after.text, after.in_grammar)
     assert stream.heard() is streamed  # ended once, kept
+    # ended at a pause halfway through the command, and the person went on: searched
+    # again, the same
+    half = (scene.command_start + scene.command_end) // 320 - len(context)
+    stream.start(wake)
+    for frame in frames[:half]:
+        stream.process(frame)
+    halfway = stream.heard()
+    assert halfway is not None and halfway.text != streamed.text
+    run_through(stream.resume_steps())
+    for frame in frames[half:]:
+        stream.process(frame)
+    resumed = stream.heard()
+    assert resumed is not None and (resumed.text, resumed.in_grammar) == (after.text, True)
     stream.stop()
     assert stream.heard() is None
 

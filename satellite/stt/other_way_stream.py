@@ -9,7 +9,8 @@ as the utterance starts, the denoised frames are searched as they come, beside t
 streaming search, by a decoder of their own (the grammar with default beams, the same as
 ``search_whole``'s): at the pause the hearing is there, ended in one step. It costs
 that search per frame while the person speaks (about a quarter of the streaming
-search) and a decoder's memory; with ``agree_below_db`` 0 it is not loaded.
+search) and a decoder's memory; with ``agree_below_db`` 0 it is not loaded. A person who
+goes on after a pause has it searched again, as the streaming search is.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .cepstral_mean import MeanMeter, fresh_features
 from .fsg import Grammar
 from .sphinx_decoders import grammar_decoder
 from .sphinx_scores import whole_hearing
+from .steps import Steps
 
 if TYPE_CHECKING:
     from .settings import SttSettings
@@ -44,6 +46,9 @@ class OtherWayStream:
         self._active = False
         #: What it heard, once ended.
         self._heard: SttResult | None = None
+        #: What it started after, and the frames it was fed (searched again on resume).
+        self._context: AudioChunk | None = None
+        self._fed: list[AudioChunk] = []
 
     @classmethod
     def load(
@@ -65,7 +70,11 @@ class OtherWayStream:
     def start(self, context: AudioChunk | None) -> None:
         """Start afresh after ``context`` (the wake word heard the same way; None: none)."""
         self.stop()
-        fresh_features((self._decoder,), self._meter, context)
+        self._context = context
+        self._begin()
+
+    def _begin(self) -> None:
+        fresh_features((self._decoder,), self._meter, self._context)
         self._decoder.activate_search(self._search)
         self._decoder.start_utt()
         self._active = True
@@ -74,6 +83,21 @@ class OtherWayStream:
         """Search the next frame (nothing once ended, or not started)."""
         if self._active and self._heard is None:
             self._decoder.process_raw(frame.samples, False, False)
+            self._fed.append(frame)
+
+    def resume_steps(self) -> Steps[None]:
+        """The person went on after a pause where it was ended (``heard``): search again
+        all it was fed, a frame per step, and go on from there (as the streaming search
+        does, ``PocketSphinxRecognizer.resume``)."""
+        if not self._active or self._heard is None:
+            return
+        self._heard = None
+        fed, self._fed = self._fed, []
+        self._begin()
+        yield
+        for frame in fed:
+            self.process(frame)
+            yield
 
     def heard(self) -> SttResult | None:
         """What it heard over the frames so far, ended there (None: not searching). The
@@ -90,3 +114,4 @@ class OtherWayStream:
             self._decoder.end_utt()
         self._active = False
         self._heard = None
+        self._fed = []

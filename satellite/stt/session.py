@@ -231,13 +231,14 @@ class HearingSession(SearchesAgain):
         return (yield from super().search_other_way_steps(heard_until, since))
 
     def resume_steps(self) -> Steps[None]:
-        """The person went on speaking after a pause: the recognizer's ``resume`` (what
-        was heard the other way as it came is dropped: searched after the pause again)."""
-        self._stop_other_way()
+        """The person went on speaking after a pause: the recognizer's ``resume``, and the
+        hearing the other way as it comes searched again too."""
         if isinstance(self.recognizer, SearchesInSteps):
             yield from self.recognizer.resume_steps()
         else:
             yield from one_step(self.recognizer.resume)
+        if self._other_way is not None:
+            yield from self._other_way.resume_steps()
 
     def judge_room_steps(self, now_seconds: float) -> Steps[None]:
         """The room over the utterance up to ``now_seconds``: how reverberant it sounds
