@@ -116,9 +116,11 @@ def stage(
     it was given; heard ``denoised`` in a room judged ``loud``. ``voices``: the room's
     level wanders as other voices' does (twice ``floor`` every other 0.15 s)."""
     history = MicHistory()
+    # a steady sound in every band (positive throughout: the sign tells raw from denoised)
+    sound = 1.0 + 0.5 * np.sign(np.random.default_rng(0).standard_normal(160))
     for index in range(150):
         room = floor * (2 if voices and index // 15 % 2 else 1)
-        samples = np.full(160, 3000 if 30 <= index < 120 else room, np.int16)
+        samples = (sound * (3000 if 30 <= index < 120 else room)).astype(np.int16)
         history.add(
             AudioChunk.from_int16(samples, timestamp_seconds=index / 100),
             AudioChunk.from_int16(-samples, timestamp_seconds=index / 100),

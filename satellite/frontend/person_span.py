@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..audio.chunk import FRAME_MS, AudioChunk
-from .expander import STEADY_PERCENTILES, STEADY_SPREAD_DB
+from .expander import STEADY_PERCENTILES
 from .level_contrast import FLOOR_PERCENTILE, MIN_CONTRAST_DB, MIN_RISE_DB, SMOOTH_FRAMES
 
 #: The utterance's speech level: this percentile of its frames' levels (its loudest
@@ -56,6 +56,15 @@ MIN_SPAN_SECONDS = 0.3
 #: speech 21.1-26.5 dB, 10 dB below 11.7-17.7; a quiet room (unsteady or not, the
 #: synthesized one's hiss) 41.5-56.6.
 VOICES_WITHIN_DB = 30.0
+#: The band whose level tells other voices from a steady noise, Hz, and how far it must
+#: wander there (dB between the ``STEADY_PERCENTILES`` of its levels) for the room to
+#: hold them. Over the whole band pink noise 20 dB below the speech wandered 1.0-3.2 dB
+#: (its low notes come and go) and babble 2.0-4.6: 9 of 24 pink scenes were judged to
+#: hold voices. Between 1 and 4 kHz (4 voices x 6 commands per room, the room's 3 s and
+#: the utterance): white and pink noise 20 and 10 dB below 0.3-0.8 dB; babble 3.9-7.6, a
+#: television 2.6-6.8, people talking 3.5-11.1.
+VOICES_BAND_HZ = (1000.0, 4000.0)
+VOICES_SPREAD_DB = 1.5
 _POWER_FLOOR = 1e-10
 
 
@@ -74,6 +83,27 @@ def levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
     power = np.array(
         [float(np.mean((f.to_int16().astype(np.float64) / 32768.0) ** 2)) for f in frames]
     )
+    return _smoothed_db(power)
+
+
+def band_levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
+    """Each frame's level in ``VOICES_BAND_HZ`` over the ``SMOOTH_FRAMES`` up to it, dB."""
+    return _smoothed_db(np.array([_band_power(f) for f in frames]))
+
+
+def _band_power(frame: AudioChunk) -> float:
+    """The mean power of ``frame`` in ``VOICES_BAND_HZ`` (Hann window)."""
+    samples = frame.to_int16().astype(np.float64) / 32768.0
+    if len(samples) < 2:
+        return 0.0
+    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples)))) ** 2
+    hz = np.fft.rfftfreq(len(samples), 1.0 / frame.rate_hz)
+    low, high = VOICES_BAND_HZ
+    return float(spectrum[(hz >= low) & (hz < high)].sum() / len(samples))
+
+
+def _smoothed_db(power: np.ndarray) -> np.ndarray:
+    """``power`` per frame averaged over the ``SMOOTH_FRAMES`` up to each, dB."""
     total = np.concatenate([[0.0], np.cumsum(power)])
     index = np.arange(1, len(power) + 1)
     begin = np.maximum(0, index - SMOOTH_FRAMES)
@@ -92,22 +122,23 @@ class RoomLevels:
     #: The room's floor and the utterance's speech level, dB.
     floor: float
     speech: float
-    #: Whether the room's level wanders (other voices, a television), by the expander's
-    #: rule: a quiet room, a fan or hiss is steady.
+    #: Whether the room's level in the speech band wanders (other voices, a television;
+    #: ``VOICES_SPREAD_DB``): a quiet room, a fan, hiss or pink noise is steady.
     unsteady: bool
 
     @classmethod
     def of(cls, room: Sequence[AudioChunk], utterance: Sequence[AudioChunk]) -> RoomLevels:
         """``room`` (the frames before) and ``utterance`` (not empty), raw microphone
         frames."""
-        levels = levels_db([*room, *utterance])
-        low, high = np.percentile(levels, STEADY_PERCENTILES)
+        frames = [*room, *utterance]
+        levels = levels_db(frames)
+        low, high = np.percentile(band_levels_db(frames), STEADY_PERCENTILES)
         return cls(
             levels,
             len(room),
             float(np.percentile(levels, FLOOR_PERCENTILE)),
             float(np.percentile(levels[len(room) :], SPEECH_PERCENTILE)),
-            bool(high - low >= STEADY_SPREAD_DB),
+            bool(high - low >= VOICES_SPREAD_DB),
         )
 
     @property
@@ -130,8 +161,8 @@ def other_voices(room: Sequence[AudioChunk], utterance: Sequence[AudioChunk]) ->
 def person_span(room: Sequence[AudioChunk], utterance: Sequence[AudioChunk]) -> PersonSpan | None:
     """The person's words in ``utterance`` (raw microphone frames), judged against the
     room's floor over ``room`` and the utterance (the frames before it and it): None in a
-    steady room (a quiet one, a fan, hiss: no other voices to leave out, the expander's
-    rule), when the speech does not stand ``MIN_CONTRAST_DB`` above the room (no
+    steady room (a quiet one, a fan, hiss: no other voices to leave out, see
+    ``RoomLevels.unsteady``), when the speech does not stand ``MIN_CONTRAST_DB`` above the room (no
     telling), or when the span would leave out too little of the utterance or hold too
     little."""
     if not utterance:
