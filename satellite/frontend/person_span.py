@@ -80,26 +80,34 @@ class PersonSpan:
 
 def levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
     """Each frame's level over the ``SMOOTH_FRAMES`` up to it, dB full scale."""
-    power = np.array(
-        [float(np.mean((f.to_int16().astype(np.float64) / 32768.0) ** 2)) for f in frames]
-    )
-    return _smoothed_db(power)
+    samples, lengths = _frame_rows(frames)
+    return _smoothed_db((samples**2).sum(axis=1) / lengths)
 
 
 def band_levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
-    """Each frame's level in ``VOICES_BAND_HZ`` over the ``SMOOTH_FRAMES`` up to it, dB."""
-    return _smoothed_db(np.array([_band_power(f) for f in frames]))
-
-
-def _band_power(frame: AudioChunk) -> float:
-    """The mean power of ``frame`` in ``VOICES_BAND_HZ`` (Hann window)."""
-    samples = frame.to_int16().astype(np.float64) / 32768.0
-    if len(samples) < 2:
-        return 0.0
-    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples)))) ** 2
-    hz = np.fft.rfftfreq(len(samples), 1.0 / frame.rate_hz)
+    """Each frame's level in ``VOICES_BAND_HZ`` over the ``SMOOTH_FRAMES`` up to it, dB
+    (a Hann window over each)."""
+    samples, lengths = _frame_rows(frames)
+    width = samples.shape[1]
+    spectrum = np.abs(np.fft.rfft(samples * np.hanning(width), axis=1)) ** 2
+    hz = np.fft.rfftfreq(width, 1.0 / (frames[0].rate_hz if frames else 16000))
     low, high = VOICES_BAND_HZ
-    return float(spectrum[(hz >= low) & (hz < high)].sum() / len(samples))
+    return _smoothed_db(spectrum[:, (hz >= low) & (hz < high)].sum(axis=1) / lengths)
+
+
+def _frame_rows(frames: Sequence[AudioChunk]) -> tuple[np.ndarray, np.ndarray]:
+    """The frames' samples (full scale 1) as rows, a shorter one padded with zeros, and
+    each one's length (one array op over them all: a Pi has 3 s and more of frames)."""
+    rows = [f.to_int16() for f in frames]
+    lengths = np.array([max(1, len(r)) for r in rows], np.float64)
+    width = max((len(r) for r in rows), default=1)
+    if all(len(r) == width for r in rows) and rows:
+        matrix = np.stack(rows).astype(np.float64)
+    else:
+        matrix = np.zeros((len(rows), width))
+        for index, row in enumerate(rows):
+            matrix[index, : len(row)] = row
+    return matrix / 32768.0, lengths
 
 
 def _smoothed_db(power: np.ndarray) -> np.ndarray:
