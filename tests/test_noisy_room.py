@@ -181,16 +181,35 @@ def test_the_other_way_heard_as_it_comes_is_what_a_search_after_it_hears() -> No
     assert streamed is not None and streamed.text and streamed.in_grammar
     assert (streamed.text, streamed.in_grammar) == (after.text, after.in_grammar)
     assert stream.heard() is streamed  # ended once, kept
-    # ended at a pause halfway through the command, and the person went on: searched
-    # again, the same
-    half = (scene.command_start + scene.command_end) // 320 - len(context)
+    stream.stop()
+
+
+def test_the_other_way_heard_as_it_comes_is_searched_again_when_the_person_goes_on() -> None:
+    """Ended at a pause halfway through the command (the early endpoint's check), and the
+    person went on: all it was fed, the frames since the pause too, searched again and
+    gone on from there, it hears what a search of the whole utterance hears."""
+    voice = corpus.installed("kal_diphone")
+    scene = robustness.scene(voice, "set the bedroom lamp to fifty percent", WHITE_20, 6)
+    suppressor = SpeexNoiseSuppressor(30)
+    denoised = [suppressor.process(f) for f in to_frames(scene.audio)]
+    first = scene.command_start // 160 - 30
+    wake, frames = join_frames(denoised[first - 150 : first]), denoised[first:]
+    recognizer = sphinx_recognizer()
+    stream = recognizer.other_way
+    assert stream is not None
+    after = recognizer.search_whole(frames, wake)
+    assert after.text == "set the bedroom lamp to fifty percent"
+    half = (scene.command_start + scene.command_end) // 320 - first
     stream.start(wake)
     for frame in frames[:half]:
         stream.process(frame)
     halfway = stream.heard()
-    assert halfway is not None and halfway.text != streamed.text
+    assert halfway is not None and halfway.text != after.text
+    for frame in frames[half : half + 30]:  # heard while the going on is noticed
+        stream.process(frame)
+    assert stream.heard() is halfway
     run_through(stream.resume_steps())
-    for frame in frames[half:]:
+    for frame in frames[half + 30 :]:
         stream.process(frame)
     resumed = stream.heard()
     assert resumed is not None and (resumed.text, resumed.in_grammar) == (after.text, True)

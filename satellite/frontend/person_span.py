@@ -87,10 +87,12 @@ def levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
 def band_levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
     """Each frame's level in ``VOICES_BAND_HZ`` over the ``SMOOTH_FRAMES`` up to it, dB
     (a Hann window over each)."""
+    if not frames:
+        return np.zeros(0)
     samples, lengths = _frame_rows(frames)
     width = samples.shape[1]
     spectrum = np.abs(np.fft.rfft(samples * np.hanning(width), axis=1)) ** 2
-    hz = np.fft.rfftfreq(width, 1.0 / (frames[0].rate_hz if frames else 16000))
+    hz = np.fft.rfftfreq(width, 1.0 / frames[0].rate_hz)
     low, high = VOICES_BAND_HZ
     return _smoothed_db(spectrum[:, (hz >= low) & (hz < high)].sum(axis=1) / lengths)
 
@@ -170,9 +172,9 @@ def person_span(room: Sequence[AudioChunk], utterance: Sequence[AudioChunk]) -> 
     """The person's words in ``utterance`` (raw microphone frames), judged against the
     room's floor over ``room`` and the utterance (the frames before it and it): None in a
     steady room (a quiet one, a fan, hiss: no other voices to leave out, see
-    ``RoomLevels.unsteady``), when the speech does not stand ``MIN_CONTRAST_DB`` above the room (no
-    telling), or when the span would leave out too little of the utterance or hold too
-    little."""
+    ``RoomLevels.unsteady``), when the speech does not stand ``MIN_CONTRAST_DB`` above
+    the room (no telling), or when the span would leave out too little of the utterance
+    or hold too little."""
     if not utterance:
         return None
     judged = RoomLevels.of(room, utterance)

@@ -80,15 +80,18 @@ class OtherWayStream:
         self._active = True
 
     def process(self, frame: AudioChunk) -> None:
-        """Search the next frame (nothing once ended, or not started)."""
-        if self._active and self._heard is None:
+        """Search the next frame (not started: nothing; ended at a pause: kept in case
+        the person goes on, ``resume_steps``)."""
+        if not self._active:
+            return
+        self._fed.append(frame)
+        if self._heard is None:
             self._decoder.process_raw(frame.samples, False, False)
-            self._fed.append(frame)
 
     def resume_steps(self) -> Steps[None]:
         """The person went on after a pause where it was ended (``heard``): search again
-        all it was fed, a frame per step, and go on from there (as the streaming search
-        does, ``PocketSphinxRecognizer.resume``)."""
+        all it was fed, those since the pause too, a frame per step, and go on from there
+        (as the streaming search does, ``PocketSphinxRecognizer.resume``)."""
         if not self._active or self._heard is None:
             return
         self._heard = None
