@@ -80,8 +80,7 @@ class PersonSpan:
 
 def levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
     """Each frame's level over the ``SMOOTH_FRAMES`` up to it, dB full scale."""
-    samples, lengths = _frame_rows(frames)
-    return _smoothed_db((samples**2).sum(axis=1) / lengths)
+    return _levels_db(*_frame_rows(frames))
 
 
 def band_levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
@@ -89,10 +88,19 @@ def band_levels_db(frames: Sequence[AudioChunk]) -> np.ndarray:
     (a Hann window over each)."""
     if not frames:
         return np.zeros(0)
-    samples, lengths = _frame_rows(frames)
+    return _band_levels_db(*_frame_rows(frames), frames[0].rate_hz)
+
+
+def _levels_db(samples: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``levels_db`` of the frames' rows (``_frame_rows``)."""
+    return _smoothed_db((samples**2).sum(axis=1) / lengths)
+
+
+def _band_levels_db(samples: np.ndarray, lengths: np.ndarray, rate_hz: int) -> np.ndarray:
+    """``band_levels_db`` of the frames' rows (``_frame_rows``), sampled at ``rate_hz``."""
     width = samples.shape[1]
     spectrum = np.abs(np.fft.rfft(samples * np.hanning(width), axis=1)) ** 2
-    hz = np.fft.rfftfreq(width, 1.0 / frames[0].rate_hz)
+    hz = np.fft.rfftfreq(width, 1.0 / rate_hz)
     low, high = VOICES_BAND_HZ
     return _smoothed_db(spectrum[:, (hz >= low) & (hz < high)].sum(axis=1) / lengths)
 
@@ -141,8 +149,10 @@ class RoomLevels:
         """``room`` (the frames before) and ``utterance`` (not empty), raw microphone
         frames."""
         frames = [*room, *utterance]
-        levels = levels_db(frames)
-        low, high = np.percentile(band_levels_db(frames), STEADY_PERCENTILES)
+        rows = _frame_rows(frames)  # once, for both levels
+        levels = _levels_db(*rows)
+        band = _band_levels_db(*rows, frames[0].rate_hz)
+        low, high = np.percentile(band, STEADY_PERCENTILES)
         return cls(
             levels,
             len(room),
