@@ -10,7 +10,7 @@ comes out another command. The person speaking to the satellite is louder than t
 
 ``person_span`` finds them from the microphone's levels, as ``LevelContrast`` does for
 the utterance's end (the same floor, contrast and rise), so the command can be searched
-again over them alone (``Belief.person_span_steps``, ``HearingSession.search_span_steps``).
+again over them alone (``RoomRules.person_span_steps``, ``HearingSession.search_span_steps``).
 
 Measured first with the span known (``bench/person_span.py --known-spans``): in people
 talking 20 dB below the speech, of 21 commands per family, heard right and scored well

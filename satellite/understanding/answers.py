@@ -15,7 +15,7 @@ from ..nlu.intents import NOT_A_COMMAND
 from ..nlu.recognizer import IntentResult
 from ..stt.base import SttResult
 from ..stt.settings import SttSettings
-from .belief import UtteranceRecord
+from .believed import UtteranceRecord
 from .report import UtteranceReport
 
 #: Reports kept, of the latest utterances.

@@ -23,101 +23,25 @@ need help?") before it goes out: "no" heard as "would you help", searched again 
 from __future__ import annotations
 
 import dataclasses
-import logging
-import time
-from dataclasses import dataclass
 
-from ..frontend.person_span import other_voices, person_span
 from ..nlu import trust
-from ..nlu.help_answers import HELP, answer_intent_set
+from ..nlu.help_answers import answer_intent_set
 from ..nlu.recognizer import IntentResult, TemplateRecognizer
 from ..stt.base import HearsAnswers, SttResult, confidence
-from ..stt.searches_again import SearchAside
 from ..stt.session import HearingSession
 from ..stt.settings import SttSettings
 from ..stt.steps import Steps, run_through
-from ..timing import ms_since
+from .believed import Believed, Reading, SearchedAgain, UtteranceRecord
+from .room_rules import RoomRules
 from .short_check import ShortCheck
 
-_LOGGER = logging.getLogger(__name__)
-#: The room before an utterance its person's words are judged against, s (the
-#: expander's history).
-PERSON_ROOM_SECONDS = 3.0
-#: A call for help of this many words or fewer heard in a noisy room is asked about
-#: first, however it was heard the other way.
-NOISY_CALL_CONFIRMED_WORDS = 2
 #: A doubted result's confidence, at most, as a share of ``doubt_below_confidence``.
 DOUBTED_CONFIDENCE_SHARE = 0.9
 
 
-@dataclass(frozen=True, slots=True)
-class Believed:
-    """What a streaming result comes to."""
-
-    #: The result that decides: the streaming one, or the utterance searched again.
-    stt: SttResult
-    #: What the templates make of it.
-    result: IntentResult
-    trusted: bool
-    #: The extra score it was asked for (to weigh its confidence by).
-    shift: float
-    #: Asked about before it is acted on, however well scored (a call for help that
-    #: short speech's check did not hear as a call again: short_check.py).
-    doubted: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """A grammar result and what the templates made of it."""
-
-    stt: SttResult
-    result: IntentResult
-
-
-@dataclass(frozen=True, slots=True)
-class SearchedAgain:
-    """A result searched again aside (from its own mean, or heard the other way): the
-    search, and for the other way whether it gave the same request."""
-
-    of: SttResult
-    search: SearchAside
-    agreed: bool = True
-
-
-@dataclass(slots=True)
-class UtteranceRecord:
-    """What was worked out for the utterance in progress, each for the latest result."""
-
-    reading: Reading | None = None
-    own_mean: SearchedAgain | None = None
-    other_way: SearchedAgain | None = None
-    #: A streaming result from short speech searched again beside the not-commands
-    #: (short_check.py), the not-command it came to (None: none, or not trusted) and
-    #: whether, a call for help, it is doubted.
-    short_check: tuple[SttResult, Believed | None, bool] | None = None
-    #: The person's own words searched again alone (``Belief.person_span_steps``), and
-    #: heard the other way.
-    person_span: tuple[SearchAside, SearchAside | None] | None = None
-    #: Whether other voices filled the room (judged once the utterance ended).
-    voices: bool = False
-    #: Whether they did up to a time (``Belief.among_voices``: judged once per time).
-    voices_until: tuple[float, bool] | None = None
-
-    def own_mean_of(self, stt: SttResult) -> SearchAside | None:
-        """The search from its own mean made for the streaming result ``stt``, if any."""
-        if self.own_mean is None or self.own_mean.of is not stt:
-            return None
-        return self.own_mean.search
-
-    def other_way_of(self, stt: SttResult) -> SearchedAgain | None:
-        """The hearing the other way made for the result ``stt``, if any."""
-        if self.other_way is None or self.other_way.of is not stt:
-            return None
-        return self.other_way
-
-
-class Belief:
-    """Judges the results of ``hearing`` with ``templates`` and the trust rules."""
+class Belief(RoomRules):
+    """Judges the results of ``hearing`` with ``templates`` and the trust rules (the
+    room's: room_rules.py)."""
 
     def __init__(
         self, hearing: HearingSession, templates: TemplateRecognizer, settings: SttSettings
@@ -126,7 +50,6 @@ class Belief:
         self.templates = templates
         self.settings = settings
         self.record = UtteranceRecord()
-        #: The utterance in progress is heard with the answers' grammar.
         self.answering = False
         self._answer_templates: TemplateRecognizer | None = None
         self.short_check = ShortCheck(hearing, templates.intent_set.language, settings)
@@ -220,95 +143,6 @@ class Belief:
             return min(value, self.settings.doubt_below_confidence * DOUBTED_CONFIDENCE_SHARE)
         return value
 
-    def among_voices(self, heard_until: float) -> bool:
-        """Whether other voices filled the room around the utterance heard up to
-        ``heard_until`` (frontend/person_span.other_voices; False when the history no
-        longer holds it)."""
-        known = self.record.voices_until
-        if known is None or known[0] != heard_until:
-            frames = self.hearing.utterance_and_room(heard_until, PERSON_ROOM_SECONDS)
-            voices = frames is not None and other_voices(frames[1], frames[0])
-            known = self.record.voices_until = (heard_until, voices)
-        return known[1]
-
-    def _noisy(self, heard_until: float) -> bool:
-        """Whether the room is noisy (``HearingSession.noisy``) and what is heard in it
-        must agree with the other hearing: not where other voices fill it and the voices'
-        rule asks about all that is heard there anyway (``ask_again_among_voices``). Both
-        rules there refused right commands the voices' rule alone had asked about."""
-        if not self.hearing.noisy or not self.settings.ask_again_among_voices:
-            return self.hearing.noisy
-        return not self.among_voices(heard_until)
-
-    def person_span_steps(
-        self, believed: Believed, heard_until: float, margin: float = 0.0
-    ) -> Steps[Believed]:
-        """An utterance not believed (``believed``, at its end) in a room of other
-        voices: the person's own words in it searched again alone
-        (``stt.person_span_retry``, see frontend/person_span.py), believed by the rules the
-        whole is (``stt.person_span_shift`` more score, and heard the same the other way
-        over the same words where it must be) and then always asked about once more (the
-        others' voices are still under the words); else ``believed`` as it was. Only once
-        the streaming search has finished: the search again is the streaming one's."""
-        if believed.trusted or not self.settings.person_span_retry:
-            return believed
-        frames = self.hearing.utterance_and_room(heard_until, PERSON_ROOM_SECONDS)
-        span = None if frames is None else person_span(frames[1], frames[0])
-        if span is None:
-            return believed
-        search = yield from self.hearing.search_span_steps(span.start, span.end)
-        if search is None or not search.heard.in_grammar:
-            return believed
-        heard = search.heard
-        reading = self.reader.recognize(heard.text)
-        shift = self.settings.person_span_shift + margin
-        self.record.person_span = (search, None)
-        if not self._scored(heard, reading, shift):
-            return believed
-        if trust.must_agree(reading, self.hearing.loud, self.settings, self._noisy(heard_until)):
-            other_way = yield from self.hearing.search_other_way_steps(span.end, span.start)
-            self.record.person_span = (search, other_way)
-            other = None if other_way is None else other_way.heard.text
-            said = self.reader.recognize(other) if other else IntentResult(None)
-            if other is not None and not trust.same_request(said, reading):
-                _LOGGER.info("The words %r heard the other way as %r", heard.text, other)
-                return believed
-        return Believed(heard, reading, True, shift, doubted=True)
-
-    def _scored(self, stt: SttResult, result: IntentResult, shift: float = 0.0) -> bool:
-        """Scored well enough in the domain for the room (a reverberant one asks more)."""
-        loud = self.hearing.loud
-        reverberant = trust.reverberant(self.hearing.reverb_seconds, loud, self.settings)
-        if reverberant and result.intent != HELP:  # help is asked about, never refused
-            shift += self.settings.reverb_shift
-        return trust.scored_enough(stt, result, loud, self.settings, shift)
-
-    def _trusted(
-        self, stt: SttResult, result: IntentResult, heard_until: float, shift: float = 0.0
-    ) -> Steps[bool]:
-        """Scored well enough in the domain and, where it must, heard the same the other
-        way."""
-        if not self._scored(stt, result, shift):
-            return False
-        if not trust.must_agree(result, self.hearing.loud, self.settings, self._noisy(heard_until)):
-            return True
-        return (yield from self._hearings_agree(stt, result, heard_until))
-
-    def _help_agrees(self, believed: Believed, heard_until: float) -> Steps[Believed]:
-        """A call for help believed in a noisy room (``HearingSession.noisy``), outside the
-        help question: asked about first unless it comes out the same heard the other way
-        (a care intent is never refused for the room), and one of a word or two always
-        (the least to go on: flite's "okay" was heard as "help me" both ways)."""
-        if not (believed.trusted and believed.result.intent == HELP and self.hearing.noisy):
-            return believed
-        if self.answering:
-            return believed
-        if len(believed.stt.text.split()) <= NOISY_CALL_CONFIRMED_WORDS:
-            return dataclasses.replace(believed, doubted=True)
-        if (yield from self._hearings_agree(believed.stt, believed.result, heard_until)):
-            return believed
-        return dataclasses.replace(believed, doubted=True)
-
     def _check_short(
         self, stt: SttResult, believed: Believed, heard_until: float
     ) -> Steps[Believed]:
@@ -342,25 +176,3 @@ class Belief:
             return None
         self.record.own_mean = SearchedAgain(stt, search)
         return search.heard
-
-    def _hearings_agree(
-        self, stt: SttResult, result: IntentResult, heard_until: float
-    ) -> Steps[bool]:
-        """Whether the utterance heard the other way gives the same request. When the
-        recognizer cannot search again or the history no longer holds the utterance, the
-        first hearing decides."""
-        known = self.record.other_way_of(stt)
-        if known is not None:
-            return known.agreed
-        search = yield from self.hearing.search_other_way_steps(heard_until)
-        if search is None:
-            return True
-        started = time.perf_counter()
-        other = search.heard
-        reading = self.reader.recognize(other.text) if other.text else IntentResult(None)
-        agreed = trust.same_request(reading, result)
-        timed = SearchAside(other, round(search.ms + ms_since(started), 2))
-        self.record.other_way = SearchedAgain(stt, timed, agreed)
-        if not agreed:
-            _LOGGER.info("%r heard the other way as %r: not acted on at once", stt.text, other.text)
-        return agreed
