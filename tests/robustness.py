@@ -25,6 +25,8 @@ from satellite.frontend.wake_check import BandCheck
 from satellite.nlu.events import IntentRecognized
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
 from satellite.nlu.recognizer import IntentResult
+from satellite.nlu.settings import DEFAULT_ENTITIES
+from satellite.nlu.targets import other_slots, targets_of
 from satellite.pipeline import build_pipeline
 from satellite.understanding import Understanding, build_understanding
 from satellite.understanding.dialogue import repeats
@@ -166,9 +168,23 @@ def outcome(got: IntentResult | None, expected: str | None, slots: dict[str, Any
         return NOT_UNDERSTOOD
     if got.intent == "CallForHelp" and expected != "CallForHelp":
         return FALSE_HELP
-    if got.intent == expected and all(got.slots.get(k) == v for k, v in slots.items()):
+    if got.intent == expected and same_effect(got.slots, slots):
         return RIGHT
     return WRONG
+
+
+def same_effect(got: dict[str, Any], said: dict[str, Any]) -> bool:
+    """Whether slots ``got`` do what the slots ``said`` ask in the default home: every
+    slot said, or the same devices (nlu/targets.py: "the kitchen lights" for "the
+    kitchen light", its only one) with the other slots said."""
+    if all(got.get(k) == v for k, v in said.items()):
+        return True
+    aimed = targets_of(said, DEFAULT_ENTITIES)
+    return (
+        aimed is not None
+        and aimed == targets_of(got, DEFAULT_ENTITIES)
+        and all(got.get(k) == v for k, v in other_slots(said).items())
+    )
 
 
 def acted_on(first: AnswerDue | None, again: AnswerDue | None = None) -> IntentResult | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .intents import IntentSet, no_action_words
+from .targets import targets_of
 
 #: Source of an intent result.
 SOURCE_TEMPLATE = "template"
@@ -24,6 +25,9 @@ class IntentResult:
     #: Its words are only its slots' words (the names of what it acts on, a colour, a
     #: level) and words that name no action (``no_action_words``): no verb was heard.
     bare: bool = False
+    #: The devices it acts on, where its slots pick them among the known ones
+    #: (targets.py); None: not known here.
+    targets: frozenset[str] | None = None
 
 
 class TemplateRecognizer:
@@ -57,7 +61,8 @@ class TemplateRecognizer:
         slots = {name: _plain(entity.value) for name, entity in result.entities.items()}
         said = [str(entity.text) for entity in result.entities_list]
         bare = is_bare(text, said, self._no_action)
-        return IntentResult(result.intent.name, slots, 1.0, SOURCE_TEMPLATE, text, bare)
+        targets = targets_of(slots, self.intent_set.entities)
+        return IntentResult(result.intent.name, slots, 1.0, SOURCE_TEMPLATE, text, bare, targets)
 
 
 def is_bare(text: str, slot_texts: list[str], no_action: frozenset[str]) -> bool:

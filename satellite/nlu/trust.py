@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 from .help_answers import ANSWER_INTENTS, HELP
 from .intents import CARE_INTENTS, DEVICE_ACTION_INTENTS, NOT_A_COMMAND
 from .recognizer import SOURCE_TEMPLATE, IntentResult
+from .targets import other_slots
 
 if TYPE_CHECKING:
     from ..stt.settings import SttSettings
@@ -98,8 +99,14 @@ def must_agree(
 
 
 def same_request(one: IntentResult, other: IntentResult) -> bool:
-    """Whether two results ask for the same: the same intent with the same slots."""
-    return (one.intent, one.slots) == (other.intent, other.slots)
+    """Whether two results ask for the same: the same intent with the same slots, or
+    with the same other slots on the same devices ("the kitchen light", "the kitchen
+    lights" where the kitchen holds one: targets.py)."""
+    if (one.intent, one.slots) == (other.intent, other.slots):
+        return True
+    if one.intent != other.intent or one.targets is None or one.targets != other.targets:
+        return False
+    return other_slots(one.slots) == other_slots(other.slots)
 
 
 def let_pass(result: IntentResult, previous: IntentResult | None) -> bool:
