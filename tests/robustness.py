@@ -223,7 +223,12 @@ def judge(
     if first is None or not first.doubtful or first.result.intent is None:
         return outcome(acted_on(first), expected, slots), heard
     again_scene = scene(voice, command, room, seed + 1000, wake)
-    again = replay(config, again_scene.audio, not wake, understanding).first
+    # what the dialogue asked about, as it tells understanding (dialogue.Dialogue._ask)
+    understanding.question.asked = None if first.result.intent == "CallForHelp" else first.result
+    try:
+        again = replay(config, again_scene.audio, not wake, understanding).first
+    finally:
+        understanding.question.asked = None
     heard.again = again
     result = outcome(acted_on(first, again), expected, slots)
     return (RIGHT_AFTER_ASKING if result == RIGHT else result), heard

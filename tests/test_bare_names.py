@@ -24,6 +24,7 @@ from satellite.actions import AnswerDue, HaIntentRequested, ListenAgain, ReplyRe
 from satellite.config import Config, validate
 from satellite.nlu import trust
 from satellite.nlu.events import IntentRecognized
+from satellite.nlu.help_answers import HelpQuestion
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
 from satellite.nlu.recognizer import IntentResult, TemplateRecognizer, is_bare
 from satellite.pipeline import build_pipeline
@@ -103,7 +104,7 @@ def test_a_bare_name_is_asked_about_once_and_goes_out_said_again(
 ) -> None:
     """The answer owed to "bedroom lamp" is doubtful (the dialogue asks); the same request
     said again at once is not (it goes out: the person meant it)."""
-    answers = Answers(Config().stt, jobs=None)
+    answers = Answers(Config().stt, jobs=None, question=HelpQuestion())
     answers.conclude("u1", templates.recognize("bedroom lamp"), 2.0)
     answers.conclude("u2", templates.recognize("turn on the bedroom lamp"), 6.0)
     due = [a for a in answers.take_actions() if isinstance(a, AnswerDue)]

@@ -25,7 +25,7 @@ import pytest
 from satellite.actions import AnswerDue, HaIntentRequested, ListenAgain, ReplyRequested
 from satellite.config import Config
 from satellite.nlu.events import HelpRequested, IntentRecognized
-from satellite.nlu.help_answers import help_check_intent_set
+from satellite.nlu.help_answers import HelpQuestion, help_check_intent_set
 from satellite.nlu.intents import NOT_A_COMMAND
 from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
 from satellite.pipeline import build_pipeline
@@ -96,7 +96,7 @@ def test_a_not_command_is_concluded_as_not_understood_with_nothing_to_ask() -> N
     """What the help check made of a call ("no", ``NOT_A_COMMAND``) is published and
     answered as not understood, not doubtful (nothing is asked once more), and not sure
     (the person may go on: the follow-on window stays open)."""
-    answers = Answers(Config().stt, jobs=None)
+    answers = Answers(Config().stt, jobs=None, question=HelpQuestion())
     result = IntentResult(NOT_A_COMMAND, {}, 0.99, text="no")
     events = answers.conclude("u1", result, 2.0)
     assert [(e.intent, e.text) for e in events if isinstance(e, IntentRecognized)] == [(None, "no")]

@@ -26,6 +26,7 @@ from .intents import (
     like_a_call,
     not_commands,
 )
+from .recognizer import IntentResult
 
 _DIR = Path(__file__).resolve().parent
 
@@ -96,11 +97,15 @@ def help_confirm_intent_set(language: str) -> IntentSet:
 
 
 class HelpQuestion:
-    """Whether the help question is open: the dialogue opens and closes it; understanding
-    hears an utterance that begins while it is open with the answers' grammar. One
-    object shared by the two (``Understanding.question``, ``Dialogue(question=...)``)."""
+    """What the dialogue asked and awaits an answer to: whether the help question is open
+    (understanding hears an utterance that begins while it is open with the answers'
+    grammar) and which other request it asked to hear again ("Sorry, say that again":
+    understanding believes that request heard again with less score, see
+    understanding/answers.py). The dialogue sets both; one object shared by the two
+    (``Understanding.question``, ``Dialogue(question=...)``)."""
 
-    __slots__ = ("open",)
+    __slots__ = ("asked", "open")
 
     def __init__(self) -> None:
         self.open = False
+        self.asked: IntentResult | None = None

@@ -98,6 +98,12 @@ class SttSettings(Section):
         "Confirm a call for help heard among other voices before sending it (with "
         "ask_again_among_voices off too)",
     )
+    believe_repeats: bool = option(
+        True,
+        check_boolean,
+        'After "Sorry, say that again", act on the request heard again the same (the same '
+        "devices, the same settings) even when that hearing alone is scored too low",
+    )
     ask_about_bare_names: bool = option(
         True,
         check_boolean,

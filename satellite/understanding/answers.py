@@ -10,12 +10,13 @@ from ..events import Event, UtteranceEnded
 from ..nlu import trust
 from ..nlu.events import Transcript, intent_event
 from ..nlu.fallback import FallbackJobs
-from ..nlu.help_answers import ANSWER_INTENTS
+from ..nlu.help_answers import ANSWER_INTENTS, HELP, HelpQuestion
 from ..nlu.intents import NOT_A_COMMAND
 from ..nlu.recognizer import IntentResult
 from ..stt.base import SttResult
 from ..stt.settings import SttSettings
 from .believed import UtteranceRecord
+from .dialogue import repeats
 from .report import UtteranceReport
 
 #: Reports kept, of the latest utterances.
@@ -25,9 +26,13 @@ REPORTS_KEPT = 64
 class Answers:
     """What each decided utterance is owed, at once or when the fallback has it."""
 
-    def __init__(self, settings: SttSettings, jobs: FallbackJobs | None) -> None:
+    def __init__(
+        self, settings: SttSettings, jobs: FallbackJobs | None, question: HelpQuestion
+    ) -> None:
         self.settings = settings
         self.jobs = jobs
+        #: What the dialogue asked about (``repeats_asked``).
+        self.question = question
         self.reports: dict[str, UtteranceReport] = {}
         #: Follow-on utterances not yet concluded, and the utterance each went on from.
         self.follow_ons: dict[str, str] = {}
@@ -52,7 +57,7 @@ class Answers:
     ) -> list[Event]:
         """Its intent at once, or through ``collect`` when the fallback works it out."""
         utterance_id, now = utterance.utterance_id, utterance.timestamp_seconds
-        if trusted and result.intent is not None:
+        if (trusted or self.repeats_asked(result)) and result.intent is not None:
             result = dataclasses.replace(result, confidence=stt.confidence)
             return self.conclude(utterance_id, result, now)
         if self.jobs is not None and utterance.audio is not None:
@@ -60,6 +65,23 @@ class Answers:
             self.jobs.submit(utterance_id, utterance.audio, stt.text, timings)
             return []
         return self.conclude(utterance_id, IntentResult(None, text=stt.text), now)
+
+    def repeats_asked(self, result: IntentResult) -> bool:
+        """Whether ``result``, read from a hearing not trusted, is the request the
+        dialogue asked to hear again ("Sorry, say that again": ``HelpQuestion.asked``)
+        and is believed for it (``stt.believe_repeats``). Two takes that come to the same
+        request are more than either alone: among other voices the second take was
+        often the right words scored too low ("please turn on the kitchen light" after
+        "okay nabu" with people talking 20 dB below). The dialogue still decides
+        (dialogue.repeats: not a bare name, not a call for help, which is confirmed by
+        the answers' grammar)."""
+        asked = self.question.asked
+        return (
+            self.settings.believe_repeats
+            and asked is not None
+            and result.intent not in (None, HELP, NOT_A_COMMAND)
+            and repeats(asked, result)
+        )
 
     def collect(self, now_seconds: float, wait_seconds: float, loud: bool) -> list[Event]:
         """The fallback's results that are ready (waiting up to ``wait_seconds``; ``loud``:

@@ -78,7 +78,9 @@ class Understanding:
         self.belief = Belief(self.hearing, templates, self.settings)
         self.early = EarlyCheck(self.hearing, self.belief, self.settings)
         jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
-        self.answers = Answers(self.settings, jobs)
+        #: What the dialogue asked about and awaits an answer to (shared with it).
+        self.question = HelpQuestion()
+        self.answers = Answers(self.settings, jobs, self.question)
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
         #: Speech rate per utterance, fed the recognised words (set by the builder).
         self.prosody: ProsodyMonitor | None = None
@@ -92,7 +94,6 @@ class Understanding:
         self._pause_token = 0
         #: The utterance decided last was a complete, sure command (``Answers.sure``).
         self._complete = False
-        self.question = HelpQuestion()  # open while the dialogue awaits an answer about help
 
     @property
     def recognizer(self) -> SpeechRecognizer:

@@ -196,6 +196,7 @@ class Dialogue:
         """Ask about ``asked`` (None: nothing); the question asked before, if any."""
         before, self._asked = self._asked, asked
         self.question.open = asked is not None and asked.result.intent == HELP
+        self.question.asked = None if asked is None or self.question.open else asked.result
         return before
 
     def _answer_help(

@@ -1,0 +1,118 @@
+"""After "Sorry, say that again" the request heard again is believed with less score.
+
+Among other voices every command is asked about once more, and the second take was
+often the right words scored too low to be trusted alone: "please turn on the kitchen
+light" with people talking 20 dB below was heard right twice and still "not understood".
+Two takes that come to the same request are more than either alone, so while the
+dialogue waits for the repeat (``HelpQuestion.asked``) a hearing not trusted whose words
+come to that request is acted on (``stt.believe_repeats``). Not a call for help (the
+help question hears its answer with its own grammar), not a bare name, not another
+request."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from satellite.actions import AnswerDue, HaIntentRequested, ReplyRequested
+from satellite.audio.chunk import AudioChunk
+from satellite.config import Config, validate
+from satellite.nlu.recognizer import IntentResult
+from satellite.pipeline import build_pipeline
+from satellite.stt.base import SttResult
+from satellite.understanding import Understanding
+from satellite.understanding.dialogue import REPLIES, Dialogue
+from tests import synth
+from tests.app_harness import after_it_speaks, dialogue_app
+from tests.fake_recognizer import Heard, decide, stage, understanding_with
+
+LIGHT = "turn on the kitchen light"
+
+
+class HeardInTurn(Heard):
+    """Heard ``text`` at each of ``scores`` in turn, one per utterance (the last kept)."""
+
+    def __init__(self, text: str, scores: list[float]) -> None:
+        super().__init__(text, scores[0])
+        self.scores = scores
+        self.started = 0
+
+    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
+        score = self.scores[min(self.started, len(self.scores) - 1)]
+        self.result = SttResult(self.result.text, 0.5, (), True, score)
+        self.started += 1
+
+
+def _too_low(config: Config) -> float:
+    """A score a device action is not trusted with, even in a quiet room."""
+    return config.stt.rejection_threshold + config.stt.device_margin - 3.0
+
+
+def _answer(understanding: Understanding, asked: IntentResult | None) -> AnswerDue:
+    understanding.question.asked = asked
+    stage(understanding)
+    decide(understanding, 1.2, 1.5)
+    (answer,) = [a for a in understanding.take_actions() if isinstance(a, AnswerDue)]
+    return answer
+
+
+def _asked(understanding: Understanding, text: str) -> IntentResult:
+    return understanding.templates.recognize(text)
+
+
+def test_a_low_scored_hearing_is_not_acted_on_unless_it_repeats_what_was_asked() -> None:
+    config = Config()
+    understanding = understanding_with(Heard(LIGHT, _too_low(config)), config)
+    assert _answer(understanding, None).result.intent is None
+    repeat = _answer(understanding, _asked(understanding, "turn on the kitchen lights"))
+    assert (repeat.result.intent, repeat.result.slots) == ("HassTurnOn", {"name": "kitchen light"})
+
+
+@pytest.mark.parametrize(
+    "asked",
+    ["turn off the kitchen light", "turn on the bedroom lamp", "i need help"],
+    ids=["other-intent", "other-device", "help"],
+)
+def test_not_when_another_request_was_asked(asked: str) -> None:
+    config = Config()
+    understanding = understanding_with(Heard(LIGHT, _too_low(config)), config)
+    assert _answer(understanding, _asked(understanding, asked)).result.intent is None
+
+
+def test_not_a_bare_name_nor_with_the_setting_off() -> None:
+    config = Config()
+    bare = understanding_with(Heard("kitchen light", _too_low(config)), config)
+    assert _answer(bare, _asked(bare, "kitchen light")).result.intent is None
+    off = validate({"stt": {"believe_repeats": False}})
+    understanding = understanding_with(Heard(LIGHT, _too_low(off)), off)
+    assert _answer(understanding, _asked(understanding, LIGHT)).result.intent is None
+
+
+def _through_the_app(config: Config, scores: list[float]) -> list[object]:
+    """'okay nabu, turn on the kitchen light' in white noise (loud: asked about), then
+    the command again after the question; the recognizer scores each take in turn."""
+    first = synth.wake_scene(LIGHT, "en-us", 160, lead_seconds=0.8).audio
+    again = synth.espeak(LIGHT)
+    audio = np.concatenate([first, synth.silence(1.5), again, synth.silence(2.0)])
+    audio = audio + synth.white_noise(len(audio) / synth.RATE, 15.0, seed=3)
+    understanding = understanding_with(HeardInTurn(LIGHT, scores), config)
+    pipeline = build_pipeline(config, understanding=understanding)
+    app, _, done = dialogue_app(pipeline, Dialogue(question=understanding.question))
+    try:
+        app.run(after_it_speaks(app, synth.mic_chunks(audio)))
+    finally:
+        app.close()
+    assert [a.text for a in done if isinstance(a, ReplyRequested)][:1] == [REPLIES["say_again"]]
+    return list(done)
+
+
+@pytest.mark.parametrize(("believe", "acted"), [(True, ["HassTurnOn"]), (False, [])])
+def test_through_the_app_the_repeat_scored_low_is_acted_on(believe: bool, acted: list[str]) -> None:
+    """The first take trusted but asked about (a loud room), the second scored too low
+    alone: acted on with the setting on, "not understood" with it off."""
+    config = validate({"stt": {"believe_repeats": believe}})
+    need = config.stt.rejection_threshold + config.stt.device_margin
+    done = _through_the_app(config, [need + 1.0, _too_low(config)])
+    assert [a.intent for a in done if isinstance(a, HaIntentRequested)] == acted
+    if not acted:
+        assert REPLIES["not_understood"] in [a.text for a in done if isinstance(a, ReplyRequested)]
