@@ -9,8 +9,9 @@ satellite as it hears them (default configuration, no LLM).
 - Commands (tests/data/commands.tsv, every ``--step``-th) after "okay nabu": right at
   once, right after the satellite asked once more (the command said again, another take
   of the noise), wrong intent, not understood, false call for help, no wake.
-- Out-of-domain sentences (tests/data/out_of_domain.txt): how often one switches a
-  device or calls for help.
+- Out-of-domain sentences (tests/data/out_of_domain.txt) after "okay nabu": how often
+  one switches a device or calls for help, at once or said again after the satellite
+  asked once more (as a command is: the pessimist's person, who repeats it).
 - The wake word: detections of "okay nabu" per voice family and room for each thing
   it may hear (raw, speex at 30 and 12 dB, webrtc), at the model's own cutoff; false
   wakes per hour of reading without the wake word, from every voice.
@@ -117,19 +118,29 @@ def run_out_of_domain(
     voices = corpus.available(corpus.VOICES_ALL)
     sentences = lines("out_of_domain.txt")[::step]
     table: dict[str, dict[str, Any]] = {}
+    acted_cases: list[dict[str, Any]] = []
     for room in rooms:
         for family in corpus.FAMILIES:
-            counts = {"n": 0, "device_switched": 0, "false_help": 0, "asked_again": 0}
+            counts = dict.fromkeys(("n", "device_switched", "false_help", "asked_again"), 0)
+            counts["acted_after_asking"] = 0
             for index, voice, text in corpus.in_turn(voices, family, sentences):
-                scene = robustness.scene(voice, text, room, index)
-                heard = robustness.replay(config, scene.audio, False, understanding)
-                acted = robustness.acted_on(heard.first)
+                # said again when asked about, as a command is (another take of the room)
+                _, heard = robustness.judge(
+                    config, understanding, voice, text, room, None, {}, index
+                )
+                acted = robustness.acted_on(heard.first, heard.again)
                 counts["n"] += 1
                 counts["device_switched"] += robustness.device_switched_by(acted)
                 counts["false_help"] += acted is not None and acted.intent == "CallForHelp"
                 counts["asked_again"] += bool(heard.first and heard.first.doubtful)
+                counts["acted_after_asking"] += bool(heard.again and acted is heard.again.result)
+                if acted is not None:
+                    acted_cases.append(
+                        {"room": room.label, "voice": voice.label, "said": text,
+                         "first": _heard(heard.first), "again": _heard(heard.again)}
+                    )  # fmt: skip
             table[f"{family} | {room.label}"] = counts
-    return {"sentences": len(sentences), "table": table}
+    return {"sentences": len(sentences), "table": table, "acted": acted_cases}
 
 
 def run_wake(rooms: tuple[corpus.Room, ...], step: int, hours_per_voice: float) -> dict[str, Any]:
@@ -230,7 +241,7 @@ def main() -> int:
             rooms_labelled(parser, args.ood_rooms), args.ood_step, configured(args.set)
         )
         print_table(
-            ["voices | room", "n", "device switched", "false help", "asked again"],
+            ["voices | room", "n", "device switched", "false help", "asked again", "acted after"],
             [[k, *r.values()] for k, r in results["out_of_domain"]["table"].items()],
         )
     # the parts run now replace those of an earlier run; the others are kept

@@ -101,8 +101,9 @@ class SttSettings(Section):
     believe_repeats: bool = option(
         True,
         check_boolean,
-        'After "Sorry, say that again", act on the request heard again the same (the same '
-        "devices, the same settings) even when that hearing alone is scored too low",
+        'Among other voices, after "Sorry, say that again", act on the request heard again '
+        "the same (the same devices, the same settings) even when that hearing alone is "
+        "scored too low",
     )
     ask_about_bare_names: bool = option(
         True,

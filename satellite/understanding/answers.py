@@ -57,7 +57,7 @@ class Answers:
     ) -> list[Event]:
         """Its intent at once, or through ``collect`` when the fallback works it out."""
         utterance_id, now = utterance.utterance_id, utterance.timestamp_seconds
-        if (trusted or self.repeats_asked(result)) and result.intent is not None:
+        if (trusted or self.repeats_asked(utterance_id, result)) and result.intent is not None:
             result = dataclasses.replace(result, confidence=stt.confidence)
             return self.conclude(utterance_id, result, now)
         if self.jobs is not None and utterance.audio is not None:
@@ -66,19 +66,26 @@ class Answers:
             return []
         return self.conclude(utterance_id, IntentResult(None, text=stt.text), now)
 
-    def repeats_asked(self, result: IntentResult) -> bool:
-        """Whether ``result``, read from a hearing not trusted, is the request the
-        dialogue asked to hear again ("Sorry, say that again": ``HelpQuestion.asked``)
-        and is believed for it (``stt.believe_repeats``). Two takes that come to the same
-        request are more than either alone: among other voices the second take was
-        often the right words scored too low ("please turn on the kitchen light" after
-        "okay nabu" with people talking 20 dB below). The dialogue still decides
+    def repeats_asked(self, utterance_id: str, result: IntentResult) -> bool:
+        """Whether ``result``, read from a hearing of ``utterance_id`` not trusted, is
+        the request the dialogue asked to hear again ("Sorry, say that again":
+        ``HelpQuestion.asked``) among other voices, and is believed for it
+        (``stt.believe_repeats``). There the second take was often the right words with
+        the others' in them, scored too low for them ("i'd like to turn off the
+        television i'd like to" with people talking 20 dB below); two takes that come to
+        the same request are more than either alone. Not in a steady room, where a low
+        score is the words' own: out-of-domain speech said twice came out the same
+        forced command twice ("can you sing me a song" as "can you study lights on" in
+        white noise) and switched a device. The dialogue still decides
         (dialogue.repeats: not a bare name, not a call for help, which is confirmed by
         the answers' grammar)."""
         asked = self.question.asked
+        report = self.reports.get(utterance_id)
         return (
             self.settings.believe_repeats
             and asked is not None
+            and report is not None
+            and report.voices
             and result.intent not in (None, HELP, NOT_A_COMMAND)
             and repeats(asked, result)
         )

@@ -78,8 +78,7 @@ class Understanding:
         self.belief = Belief(self.hearing, templates, self.settings)
         self.early = EarlyCheck(self.hearing, self.belief, self.settings)
         jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
-        #: What the dialogue asked about and awaits an answer to (shared with it).
-        self.question = HelpQuestion()
+        self.question = HelpQuestion()  # what the dialogue asked and awaits an answer to
         self.answers = Answers(self.settings, jobs, self.question)
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
         #: Speech rate per utterance, fed the recognised words (set by the builder).
