@@ -5,7 +5,8 @@ often the right words scored too low to be trusted alone: "please turn on the ki
 light" with people talking 20 dB below was heard right twice and still "not understood".
 Two takes that come to the same request are more than either alone, so while the
 dialogue waits for the repeat (``HelpQuestion.asked``) a hearing not trusted whose words
-come to that request is acted on (``stt.believe_repeats``). Not a call for help (the
+come to that request is acted on (``stt.believe_repeats``, off by default: a voice
+that mishears a command the same way twice is then acted on). Not a call for help (the
 help question hears its answer with its own grammar), not a bare name, not another
 request."""
 
@@ -47,6 +48,10 @@ class HeardInTurn(Heard):
         self.started += 1
 
 
+#: The setting on (off by default: see the README).
+BELIEVING = validate({"stt": {"believe_repeats": True}})
+
+
 def _too_low(config: Config) -> float:
     """A score a device action is not trusted with, even in a quiet room."""
     return config.stt.rejection_threshold + config.stt.device_margin - 3.0
@@ -70,7 +75,7 @@ def _asked(understanding: Understanding, text: str) -> IntentResult:
 
 
 def test_a_low_scored_hearing_is_not_acted_on_unless_it_repeats_what_was_asked() -> None:
-    config = Config()
+    config = BELIEVING
     understanding = understanding_with(Heard(LIGHT, _too_low(config)), config)
     assert _answer(understanding, None).result.intent is None
     repeat = _answer(understanding, _asked(understanding, "turn on the kitchen lights"))
@@ -83,7 +88,7 @@ def test_a_low_scored_hearing_is_not_acted_on_unless_it_repeats_what_was_asked()
     ids=["other-intent", "other-device", "help"],
 )
 def test_not_when_another_request_was_asked(asked: str) -> None:
-    config = Config()
+    config = BELIEVING
     understanding = understanding_with(Heard(LIGHT, _too_low(config)), config)
     assert _answer(understanding, _asked(understanding, asked)).result.intent is None
 
@@ -91,7 +96,7 @@ def test_not_when_another_request_was_asked(asked: str) -> None:
 def test_not_in_a_steady_room() -> None:
     """There a low score is the words' own: out-of-domain speech said twice came out the
     same forced command twice and switched a device."""
-    config = Config()
+    config = BELIEVING
     for voices, intent in ((False, None), (True, "HassTurnOn")):
         understanding = understanding_with(Heard(LIGHT, _too_low(config)), config)
         asked = _asked(understanding, LIGHT)
@@ -99,10 +104,10 @@ def test_not_in_a_steady_room() -> None:
 
 
 def test_not_a_bare_name_nor_with_the_setting_off() -> None:
-    config = Config()
+    config = BELIEVING
     bare = understanding_with(Heard("kitchen light", _too_low(config)), config)
     assert _answer(bare, _asked(bare, "kitchen light")).result.intent is None
-    off = validate({"stt": {"believe_repeats": False}})
+    off = Config()  # the default
     understanding = understanding_with(Heard(LIGHT, _too_low(off)), off)
     assert _answer(understanding, _asked(understanding, LIGHT)).result.intent is None
 

@@ -99,11 +99,12 @@ class SttSettings(Section):
         "ask_again_among_voices off too)",
     )
     believe_repeats: bool = option(
-        True,
+        False,
         check_boolean,
         'Among other voices, after "Sorry, say that again", act on the request heard again '
         "the same (the same devices, the same settings) even when that hearing alone is "
-        "scored too low",
+        "scored too low (off: a voice that mishears a command the same way twice is then "
+        "acted on)",
     )
     ask_about_bare_names: bool = option(
         True,
