@@ -10,7 +10,7 @@ from ..events import Event, UtteranceEnded
 from ..nlu import trust
 from ..nlu.events import Transcript, intent_event
 from ..nlu.fallback import FallbackJobs
-from ..nlu.help_answers import ANSWER_INTENTS, HELP, HelpQuestion
+from ..nlu.help_answers import ANSWER_INTENTS, HelpQuestion
 from ..nlu.intents import NOT_A_COMMAND
 from ..nlu.recognizer import IntentResult
 from ..stt.base import SttResult
@@ -86,8 +86,7 @@ class Answers:
             and asked is not None
             and report is not None
             and report.voices
-            and result.intent not in (None, HELP, NOT_A_COMMAND)
-            and repeats(asked, result)
+            and repeats(asked, result)  # (the same intent: never help, which is not asked)
         )
 
     def collect(self, now_seconds: float, wait_seconds: float, loud: bool) -> list[Event]:
