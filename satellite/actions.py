@@ -26,7 +26,8 @@ class Action:
 class AnswerDue(Action):
     """An utterance was understood (or not) and is owed an answer by the dialogue.
 
-    ``doubtful``: heard in a loud room, so the dialogue asks once more before acting."""
+    ``doubtful``: heard in a loud room, so the dialogue asks once more before acting (a
+    result with no intent: not made out in a noisy room, so it asks for it again)."""
 
     utterance_id: str
     result: IntentResult

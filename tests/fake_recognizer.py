@@ -57,6 +57,20 @@ class HeardInSpeech(Heard):
         self.result = dataclasses.replace(self.result, words=words)
 
 
+class SaidInTurn(Heard):
+    """Heard each of ``texts`` in turn, one per utterance, at ``score`` (the last kept)."""
+
+    def __init__(self, texts: list[str], score: float) -> None:
+        super().__init__(texts[0], score)
+        self.texts = texts
+        self.heard = 0
+
+    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
+        text = self.texts[min(self.heard, len(self.texts) - 1)]
+        self.result = dataclasses.replace(self.result, text=text)
+        self.heard += 1
+
+
 class TwoHearings(Heard):
     """Heard ``text`` streaming, and ``other`` when it searches again (the raw frames or
     the denoised ones: see ``stage``)."""

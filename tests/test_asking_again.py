@@ -176,11 +176,6 @@ def test_a_sure_call_for_help_goes_out_at_once_even_while_asking() -> None:
     assert len([e for e in events if isinstance(e, HelpRequested)]) == 1
 
 
-def test_not_understood_is_unchanged_by_doubt() -> None:
-    events = Dialogue().handle(IntentResult(None), "u1", 1.0, doubtful=True)
-    assert _replies(events) == [REPLIES["not_understood"]]
-
-
 # --- listening without the wake word ------------------------------------------------------
 
 

@@ -11,7 +11,6 @@ that is not understood, or understood as the utterance before it, gets no reply.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import queue
 import threading
@@ -36,7 +35,7 @@ from satellite.tts.espeak import EspeakEngine
 from satellite.understanding import EARLY_ENDPOINT_REASON
 from satellite.understanding.dialogue import Dialogue
 from tests import synth
-from tests.fake_recognizer import Heard, HeardInSpeech, understanding_with
+from tests.fake_recognizer import Heard, HeardInSpeech, SaidInTurn, understanding_with
 
 pytestmark = pytest.mark.usefixtures("need_espeak")
 
@@ -154,20 +153,6 @@ def test_a_wake_word_in_the_window_starts_over() -> None:
     assert len(started) == len(utterances) + 1
 
 
-class _HeardInTurn(Heard):
-    """Heard each of ``texts`` in turn, one per utterance, at ``score``."""
-
-    def __init__(self, texts: list[str], score: float) -> None:
-        super().__init__(texts[0], score)
-        self.texts = texts
-        self.heard = 0
-
-    def start(self, timestamp_seconds: float, context: AudioChunk | None = None) -> None:
-        text = self.texts[min(self.heard, len(self.texts) - 1)]
-        self.result = dataclasses.replace(self.result, text=text)
-        self.heard += 1
-
-
 @pytest.mark.parametrize(
     ("heard", "score", "intents", "replied"),
     [
@@ -184,7 +169,7 @@ def test_a_follow_on_is_answered_only_when_it_asks_something_new(
 ) -> None:
     config = validate(WIDE)
     audio, _ = _conversation(["what time is it", "and what's the date"], [1.2])
-    understanding = understanding_with(_HeardInTurn(heard, score), config)
+    understanding = understanding_with(SaidInTurn(heard, score), config)
     pipeline = build_pipeline(config, understanding=understanding)
     events = pipeline.process(synth.to_chunk(audio))
     ids = [u.utterance_id for u in _utterances(events)]
@@ -202,7 +187,7 @@ def test_a_follow_on_needs_more_score_than_a_command_after_the_wake_word(above: 
     score = config.stt.rejection_threshold + config.stt.device_margin
     score += config.stt.follow_on_margin + above
     audio, _ = _conversation(["turn on the kitchen light", "turn off the kitchen light"], [1.2])
-    recognizer = _HeardInTurn(["turn on the kitchen light", "turn off the kitchen light"], score)
+    recognizer = SaidInTurn(["turn on the kitchen light", "turn off the kitchen light"], score)
     understanding = understanding_with(recognizer, config)
     events = build_pipeline(config, understanding=understanding).process(synth.to_chunk(audio))
     decided = [e.intent for e in events if isinstance(e, IntentRecognized)]

@@ -162,3 +162,13 @@ def doubtful(
     if voices and result.intent == HELP and settings.confirm_help_among_voices:
         return True
     return loud and settings.ask_again_when_loud
+
+
+def ask_again_unheard(result: IntentResult, noisy: bool, settings: SttSettings) -> bool:
+    """Whether a request not made out (``result`` with no intent) is asked for once more
+    instead of answered "Sorry, I didn't understand that": in a ``noisy`` room (loud, or
+    noise close under the speech, or other voices in it), where the hearing is what
+    failed and a second take, with no wake word to say first, is the person's best
+    chance (``ask_again_not_understood``). Not in a quiet room, where not understood is
+    mostly speech the satellite has no command for."""
+    return result.intent is None and noisy and settings.ask_again_not_understood

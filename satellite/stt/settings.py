@@ -106,6 +106,13 @@ class SttSettings(Section):
         "scored too low (off: a voice that mishears a command the same way twice is then "
         "acted on)",
     )
+    ask_again_not_understood: bool = option(
+        True,
+        check_boolean,
+        'In a loud room or among other voices, answer a request not made out with "Sorry, '
+        'say that again" and listen for it without the wake word (off: "Sorry, I didn\'t '
+        'understand that", and the wake word is needed again)',
+    )
     ask_about_bare_names: bool = option(
         True,
         check_boolean,

@@ -107,21 +107,25 @@ class Answers:
         self, utterance_id: str, result: IntentResult, now: float, loud: bool = False
     ) -> list[Event]:
         """The intent event and the answer owed (``doubtful``: the dialogue asks once
-        more; the app publishes its intent event as not understood, see app.py); ``loud``
+        more, also for a request not made out in a loud room, ``trust.ask_again_unheard``;
+        the app publishes its intent event as not understood, see app.py); ``loud``
         the room, if the utterance has no report; a thing said that is no command
         (``NOT_A_COMMAND``, see belief.py) is not understood: nothing to do or ask)."""
-        if result.intent == NOT_A_COMMAND:
+        no_command = result.intent == NOT_A_COMMAND
+        if no_command:
             result = IntentResult(None, text=result.text)
         report = self.reports.get(utterance_id)
         if report is not None:
             report.intent = result
         said_before = self._said_before(utterance_id, result)
         loud = report.loud if report is not None else loud
+        noisy = loud or (report is not None and report.noisy)
         reverb = report.reverb_seconds if report is not None else None
         reverberant = trust.reverberant(reverb, loud, self.settings)
         voices = report is not None and report.voices
-        doubtful = not said_before and trust.doubtful(
-            result, loud, self.settings, reverberant, voices
+        doubtful = not said_before and (
+            trust.doubtful(result, loud, self.settings, reverberant, voices)
+            or (not no_command and trust.ask_again_unheard(result, noisy or voices, self.settings))
         )
         # an answer to the help question is no intent Home Assistant knows (the dialogue
         # publishes the call for help it confirms)

@@ -243,7 +243,7 @@ class Understanding:
         report = self.answers.report(utterance)
         started = time.perf_counter()
         yield from self.hearing.judge_room_steps(utterance.timestamp_seconds)
-        report.loud, report.reverb_seconds = self.hearing.loud, self.hearing.reverb_seconds
+        report.judged(self.hearing)
         streamed = self.recognizer.finish()
         report.timings_ms["stt_finish"] = ms_since(started)
         yield from self.early.settle_steps(streamed)

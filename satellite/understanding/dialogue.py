@@ -13,6 +13,10 @@ word (a ``ListenAgain`` action). The same request heard again within
 ``ANSWER_WINDOW_SECONDS`` goes out at once, doubtful or not (a call for help repeated in
 any words is one; a device action heard again as a bare name, with no verb, is not the
 same request: ``repeats``); a different doubtful one is not understood (it asks only once).
+A request not made out at all in a noisy room comes doubtful too (nlu/trust.py
+``ask_again_unheard``): it is asked for the same way, and what is then heard is judged
+as a first hearing (a doubtful request is asked about once); an answer not made out
+after any question is not understood, so it asks for a request at most twice.
 While the help question is open (``question``, shared with understanding, which hears
 its answer with a small grammar of answers: nlu/help_answers.py), the answer decides
 (``answer_to_help``): "yes", "yes please", "I do" or help asked for again in any words
@@ -125,21 +129,19 @@ class Dialogue:
             asked = None
         intent = result.intent
         if intent is None or intent in ANSWER_INTENTS:  # an answer, with no question
+            if intent is None and doubtful and asked is None:  # not made out in a loud room
+                return self._ask_once_more(result, utterance_id, at_seconds)
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if asked is not None and repeats(asked.result, result):
             if doubtful:  # heard twice: it goes out at once, published from here
                 recognized = intent_event(result, utterance_id, at_seconds)
                 return [recognized, *self.handle(result, utterance_id, at_seconds)]
-        elif doubtful and asked is not None and intent != HELP:  # help is asked about
+        elif doubtful and asked is not None and asked.result.intent is not None and intent != HELP:
+            # asked about once already (help is asked about, and so is a request heard
+            # after one not made out: it was not asked about yet)
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if doubtful:
-            self._ask(_Asked(result, utterance_id, at_seconds + ANSWER_WINDOW_SECONDS))
-            question = REPLIES["confirm_help" if intent == "CallForHelp" else "say_again"]
-            _LOGGER.info("Doubtful %s (%r): asking once more", intent, result.text)
-            return [
-                *self._say(utterance_id, question, at_seconds),
-                ListenAgain(timestamp_seconds=at_seconds, utterance_id=utterance_id),
-            ]
+            return self._ask_once_more(result, utterance_id, at_seconds)
         if intent not in CARE_INTENTS:
             self._pending[utterance_id] = _Pending(
                 utterance_id, at_seconds + self.ha_timeout_seconds
@@ -190,13 +192,28 @@ class Dialogue:
         _LOGGER.warning("Stopping before anyone answered whether help is needed: alerting")
         return self._unconfirmed(asked, at_seconds, REPLIES["help_unanswered"])
 
+    def _ask_once_more(
+        self, result: IntentResult, utterance_id: str, at_seconds: float
+    ) -> list[Event | Action]:
+        """Ask about ``result`` (no intent: a request not made out, asked for again) and
+        listen for the answer without the wake word."""
+        self._ask(_Asked(result, utterance_id, at_seconds + ANSWER_WINDOW_SECONDS))
+        question = REPLIES["confirm_help" if result.intent == HELP else "say_again"]
+        _LOGGER.info("Doubtful %s (%r): asking once more", result.intent, result.text)
+        return [
+            *self._say(utterance_id, question, at_seconds),
+            ListenAgain(timestamp_seconds=at_seconds, utterance_id=utterance_id),
+        ]
+
     # --- the help question --------------------------------------------------------------
 
     def _ask(self, asked: _Asked | None) -> _Asked | None:
         """Ask about ``asked`` (None: nothing); the question asked before, if any."""
         before, self._asked = self._asked, asked
         self.question.open = asked is not None and asked.result.intent == HELP
-        self.question.asked = None if asked is None or self.question.open else asked.result
+        # what is to be said again: not a request not made out, nor help (its question)
+        repeat = asked.result if asked is not None and asked.result.intent is not None else None
+        self.question.asked = None if self.question.open else repeat
         return before
 
     def _answer_help(

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..nlu.recognizer import IntentResult
 from ..stt.base import SttResult
+
+if TYPE_CHECKING:
+    from ..stt.session import HearingSession
 
 
 @dataclass(slots=True)
@@ -29,7 +33,15 @@ class UtteranceReport:
     person_span: SttResult | None = None
     #: Whether its room was judged loud (when it was decided).
     loud: bool = False
+    #: Whether its room, not loud, had noise close under the speech
+    #: (``HearingSession.noisy``).
+    noisy: bool = False
     #: How reverberant its room sounded (an upper bound of RT60, s; None: not judged).
     reverb_seconds: float | None = None
     #: Whether other voices filled its room (frontend/person_span.other_voices).
     voices: bool = False
+
+    def judged(self, hearing: HearingSession) -> None:
+        """Its room as ``hearing`` judged it when the utterance was decided."""
+        self.loud, self.noisy = hearing.loud, hearing.noisy
+        self.reverb_seconds = hearing.reverb_seconds
