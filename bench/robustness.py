@@ -97,7 +97,7 @@ def run_commands(
                 cases.append(
                     {"room": room.label, "family": family, "voice": voice.label, "said": text,
                      "intent": intent, "outcome": what, "first": _heard(heard.first),
-                     "again": _heard(heard.again)}
+                     "again": [_heard(a) for a in heard.again]}
                 )  # fmt: skip
                 if what in (robustness.WRONG, robustness.FALSE_HELP) and heard.first:
                     got = heard.first.result
@@ -128,16 +128,17 @@ def run_out_of_domain(
                 _, heard = robustness.judge(
                     config, understanding, voice, text, room, None, {}, index
                 )
-                acted = robustness.acted_on(heard.first, heard.again)
+                acted = robustness.acted_on(heard.first, *heard.again)
                 counts["n"] += 1
                 counts["device_switched"] += robustness.device_switched_by(acted)
                 counts["false_help"] += acted is not None and acted.intent == "CallForHelp"
                 counts["asked_again"] += bool(heard.first and heard.first.doubtful)
-                counts["acted_after_asking"] += bool(heard.again and acted is heard.again.result)
+                counts["acted_after_asking"] += any(a and acted is a.result for a in heard.again)
                 if acted is not None:
                     acted_cases.append(
                         {"room": room.label, "voice": voice.label, "said": text,
-                         "first": _heard(heard.first), "again": _heard(heard.again)}
+                         "first": _heard(heard.first),
+                         "again": [_heard(a) for a in heard.again]}
                     )  # fmt: skip
             table[f"{family} | {room.label}"] = counts
     return {"sentences": len(sentences), "table": table, "acted": acted_cases}

@@ -39,6 +39,12 @@ LEAD_SECONDS = 0.8
 TAIL_SECONDS = 1.5
 #: Between the wake word and the command, s.
 GAP_SECONDS = 0.4
+#: The room heard while the satellite asks its question, before it listens for the
+#: answer, s (the running satellite has heard the room all along; a new pipeline has not).
+QUESTION_SECONDS = 1.2
+#: The most takes of a command the dialogue hears: a request not made out, asked for
+#: again, heard doubtful and asked about once more.
+MAX_TAKES = 3
 
 #: Outcomes of a command.
 RIGHT = "right"
@@ -66,11 +72,12 @@ def scene(
     room: corpus.Room,
     seed: int = 0,
     wake: bool = True,
+    lead_seconds: float = LEAD_SECONDS,
 ) -> Scene:
     """[okay nabu, gap,] command between stretches of room, in ``room`` (the noise's
     level set by the command's speech), over a quiet room's floor."""
     said = corpus.speak(voice, command)
-    parts = [synth.silence(LEAD_SECONDS)]
+    parts = [synth.silence(lead_seconds)]
     if wake:
         parts += [corpus.speak(voice, WAKE_PHRASE), synth.silence(GAP_SECONDS)]
     start = sum(len(p) for p in parts)
@@ -93,8 +100,9 @@ class Heard:
     wakes: list[float] = field(default_factory=list)
     intents: list[IntentRecognized] = field(default_factory=list)
     answers: list[AnswerDue] = field(default_factory=list)
-    #: The answer owed to the command said again, when the satellite asked (``judge``).
-    again: AnswerDue | None = None
+    #: The answers owed to the command said again, each time the satellite asked
+    #: (``judge``; None: nothing heard).
+    again: list[AnswerDue | None] = field(default_factory=list)
 
     @property
     def first(self) -> AnswerDue | None:
@@ -124,9 +132,12 @@ def replay(
     audio: synth.Float,
     continuous: bool,
     understanding: Understanding | None = None,
+    asked_at: float | None = None,
 ) -> Heard:
     """``audio`` frame by frame through a pipeline with ``understanding`` (default: a new
-    ``listener``; no dialogue): its wake words and intents."""
+    ``listener``; no dialogue): its wake words and intents. ``asked_at``: the satellite
+    has asked a question, said by then (s), and listens for the answer with no wake word
+    (``Pipeline.listen_again``, as the running satellite does after it)."""
     if understanding is None:
         understanding = listener(config)
     understanding.reset()
@@ -134,6 +145,9 @@ def replay(
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
     heard = Heard()
     for offset in range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+        if asked_at is not None and offset / synth.RATE >= asked_at:
+            pipeline.listen_again(asked_at)
+            asked_at = None
         chunk = AudioChunk.from_int16(
             samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
         )
@@ -187,18 +201,39 @@ def same_effect(got: dict[str, Any], said: dict[str, Any]) -> bool:
     )
 
 
-def acted_on(first: AnswerDue | None, again: AnswerDue | None = None) -> IntentResult | None:
-    """What the dialogue acts on, given the first hearing and (when it was doubtful and
-    the satellite asked once more) the hearing of the command said again: the same
-    request again, or a sure answer (see understanding/dialogue.py)."""
-    if first is None or first.result.intent is None:
-        return None
-    if not first.doubtful:
-        return first.result
-    if again is None or again.result.intent is None:
-        return None
-    if repeats(first.result, again.result) or not again.doubtful:
-        return again.result
+def answer_to(
+    asked: IntentResult | None, take: AnswerDue | None
+) -> tuple[IntentResult | None, IntentResult | None]:
+    """What the dialogue makes of ``take``, having asked about ``asked`` (None: nothing;
+    no intent: a request not made out, see understanding/dialogue.py): (what it acts on,
+    what it asks about next), both None when it gives up (not understood). A request
+    heard again is acted on, a sure answer too; a doubtful one is asked about once, and
+    a request first not made out is asked about when heard."""
+    if take is None:
+        return None, None
+    result = take.result
+    if (
+        asked is not None
+        and asked.intent is not None
+        and result.intent is not None
+        and repeats(asked, result)
+    ):
+        return result, None
+    if not take.doubtful:
+        return (result if result.intent is not None else None), None
+    if asked is not None and (asked.intent is not None or result.intent is None):
+        return None, None  # asked about once already
+    return None, result
+
+
+def acted_on(*takes: AnswerDue | None) -> IntentResult | None:
+    """What the dialogue acts on, given the hearing of each take of a command (the first,
+    then each said again when the satellite asked once more): see ``answer_to``."""
+    asked: IntentResult | None = None
+    for take in takes:
+        acted, asked = answer_to(asked, take)
+        if asked is None:
+            return acted
     return None
 
 
@@ -214,24 +249,27 @@ def judge(
     wake: bool = True,
 ) -> tuple[str, Heard]:
     """A command after the wake word in ``room`` (``wake`` False: said with listening on,
-    no wake word), said again (another take of the noise) when the satellite asks once
-    more: its outcome and the first hearing (``Heard.again``: the second one, if any)."""
+    no wake word), said again (another take of the noise, no wake word: the satellite
+    listens for it after asking) each time the satellite asks once more: its outcome
+    and the first hearing (``Heard.again``: the later ones, in turn)."""
     heard = replay(config, scene(voice, command, room, seed, wake).audio, not wake, understanding)
     if wake and not heard.wakes:
         return NO_WAKE, heard
-    first = heard.first
-    if first is None or not first.doubtful or first.result.intent is None:
-        return outcome(acted_on(first), expected, slots), heard
-    again_scene = scene(voice, command, room, seed + 1000, wake)
-    # what the dialogue asked about, as it tells understanding (dialogue.Dialogue._ask)
-    understanding.question.asked = None if first.result.intent == "CallForHelp" else first.result
-    try:
-        again = replay(config, again_scene.audio, not wake, understanding).first
-    finally:
-        understanding.question.asked = None
-    heard.again = again
-    result = outcome(acted_on(first, again), expected, slots)
-    return (RIGHT_AFTER_ASKING if result == RIGHT else result), heard
+    acted, asked = answer_to(None, heard.first)
+    while asked is not None and len(heard.again) < MAX_TAKES - 1:
+        lead = LEAD_SECONDS + QUESTION_SECONDS
+        take = scene(voice, command, room, seed + 1000 * (len(heard.again) + 1), False, lead)
+        # what the dialogue asked about, as it tells understanding (dialogue.Dialogue._ask)
+        help_or_unheard = asked.intent in (None, "CallForHelp")
+        understanding.question.asked = None if help_or_unheard else asked
+        try:
+            again = replay(config, take.audio, False, understanding, QUESTION_SECONDS).first
+        finally:
+            understanding.question.asked = None
+        heard.again.append(again)
+        acted, asked = answer_to(asked, again)
+    result = outcome(acted, expected, slots)
+    return (RIGHT_AFTER_ASKING if result == RIGHT and heard.again else result), heard
 
 
 @dataclass
