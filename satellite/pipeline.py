@@ -121,7 +121,7 @@ class Pipeline:
         events: list[Event] = []
         self._set_state(State.LISTENING, at_seconds, events)
         s.vad.reset()
-        s.recorder.start_after_wake(at_seconds)  # nothing before it is the answer
+        s.recorder.listen_for_answer(at_seconds)
         return events
 
     def process(self, chunk: AudioChunk) -> list[Event]:

@@ -151,6 +151,7 @@ class UtteranceRecorder:
         #: While following on: the previous utterance's frames, which a follow-on's audio
         #: begins with.
         self._carried: list[AudioChunk] = []
+        self.asked = False  # looking for, or hearing, an answer (``listen_for_answer``)
         if self.continuous:
             self._begin(Phase.AWAITING_ONSET, 0.0)
         else:
@@ -171,6 +172,14 @@ class UtteranceRecorder:
         search = [f for f in self._history if f.timestamp_seconds >= search_from]
         return warm_up, search
 
+    def listen_for_answer(self, at_seconds: float) -> None:
+        """Look for the answer to a question said by ``at_seconds``: no wake word's tail
+        to skip (which, with other voices in the room, took them for the answer), an
+        onset after it that stands out of the room."""
+        self._begin(Phase.AWAITING_ONSET, at_seconds)
+        self._gap_from = at_seconds  # nothing before it is the answer
+        self.asked = True
+
     def update(self, frame: AudioChunk, probability: float) -> list[Event]:
         """Feed the next frame and its speech probability; return events it completes."""
         if self._phase is Phase.IDLE:
@@ -190,7 +199,11 @@ class UtteranceRecorder:
         if self.settings.against_room_level and self.levels.is_current(frame):
             in_speech = self._phase is Phase.IN_SPEECH
             is_speech, is_silence = self.levels.judge(
-                is_speech, is_silence, in_speech, self.following_on, self._last_speech_end
+                is_speech,
+                is_silence,
+                in_speech,
+                self.following_on or self.asked,
+                self._last_speech_end,
             )
         if is_speech:
             if self._speech_run_start is None:
@@ -257,6 +270,7 @@ class UtteranceRecorder:
     def _begin(self, phase: Phase, wake_seconds: float) -> None:
         self._phase = phase
         self._wake_seconds = wake_seconds
+        self.asked = False
         self._gap_from = None
         self._utterance_id = ""  # taken when something is reported: ids have no gaps
         self._frames = []
@@ -285,18 +299,8 @@ class UtteranceRecorder:
         ]
 
     def _finish(self, now: float, reason: str) -> list[Event]:
-        keep_until = self._last_speech_end + TAIL_KEEP_SECONDS
-        frames = [f for f in self._frames if f.timestamp_seconds < keep_until]
-        audio = join_frames(frames)
-        event = UtteranceEnded(
-            timestamp_seconds=round(now, 3),
-            utterance_id=self._take_id(),
-            start_seconds=round(self._onset_seconds, 3),
-            end_seconds=round(self._last_speech_end, 3),
-            audio_start_seconds=round(audio.timestamp_seconds, 3),
-            reason=reason,
-            audio=audio,
-        )
+        span = (self._onset_seconds, self._last_speech_end)
+        event = utterance_ended(self._take_id(), self._frames, span, now, reason)
         if self.continuous:
             self._begin(Phase.AWAITING_ONSET, now)
         elif reason == "max_length":  # a pause did not end it: nothing follows on
@@ -315,6 +319,28 @@ class UtteranceRecorder:
         self._begin(Phase.AWAITING_ONSET, now)  # keeps the count of follow-ons
         self._follow_on_until = until
         self._carried = carried
+
+
+def utterance_ended(
+    utterance_id: str,
+    frames: list[AudioChunk],
+    span: tuple[float, float],
+    now: float,
+    reason: str,
+) -> UtteranceEnded:
+    """The utterance of ``frames`` whose speech spans ``span`` (onset, end), ended at
+    ``now``: its audio kept to ``TAIL_KEEP_SECONDS`` after the end of speech."""
+    onset, end = span
+    audio = join_frames([f for f in frames if f.timestamp_seconds < end + TAIL_KEEP_SECONDS])
+    return UtteranceEnded(
+        timestamp_seconds=round(now, 3),
+        utterance_id=utterance_id,
+        start_seconds=round(onset, 3),
+        end_seconds=round(end, 3),
+        audio_start_seconds=round(audio.timestamp_seconds, 3),
+        reason=reason,
+        audio=audio,
+    )
 
 
 def audio_start(onset_seconds: float, pre_roll_seconds: float, gap_from: float | None) -> float:

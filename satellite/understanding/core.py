@@ -140,7 +140,7 @@ class Understanding:
             following_on, answer = recorder.following_on, self.question.open
             self.early.begin(started[-1].timestamp_seconds, following_on)
             self.hearing.queue(self._begin_steps(started[-1].utterance_id, following_on, answer))
-            self.hearing.start(frame, recorder.frames, recorder.continuous, mic)
+            self.hearing.start(frame, recorder.frames, recorder.continuous or recorder.asked, mic)
             self._listening = True
             self._checked_silence = False
         elif self._listening and recorder.phase is Phase.IN_SPEECH:
