@@ -109,9 +109,9 @@ class SttSettings(Section):
     ask_again_not_understood: bool = option(
         True,
         check_boolean,
-        'In a loud room or among other voices, answer a request not made out with "Sorry, '
-        'say that again" and listen for it without the wake word (off: "Sorry, I didn\'t '
-        'understand that", and the wake word is needed again)',
+        "In a noisy room (loud, noise close under the speech, or other voices) answer a "
+        'request not made out with "Sorry, say that again" and listen for it without the '
+        'wake word (off: "Sorry, I didn\'t understand that"; the wake word is needed again)',
     )
     ask_about_bare_names: bool = option(
         True,

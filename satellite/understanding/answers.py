@@ -107,7 +107,7 @@ class Answers:
         self, utterance_id: str, result: IntentResult, now: float, loud: bool = False
     ) -> list[Event]:
         """The intent event and the answer owed (``doubtful``: the dialogue asks once
-        more, also for a request not made out in a loud room, ``trust.ask_again_unheard``;
+        more, also for a request not made out in a noisy room, ``trust.ask_again_unheard``;
         the app publishes its intent event as not understood, see app.py); ``loud``
         the room, if the utterance has no report; a thing said that is no command
         (``NOT_A_COMMAND``, see belief.py) is not understood: nothing to do or ask)."""

@@ -129,7 +129,7 @@ class Dialogue:
             asked = None
         intent = result.intent
         if intent is None or intent in ANSWER_INTENTS:  # an answer, with no question
-            if intent is None and doubtful and asked is None:  # not made out in a loud room
+            if intent is None and doubtful and asked is None:  # not made out in a noisy room
                 return self._ask_once_more(result, utterance_id, at_seconds)
             return self._say(utterance_id, REPLIES["not_understood"], at_seconds)
         if asked is not None and repeats(asked.result, result):
