@@ -10,11 +10,14 @@ from satellite.actions import Action
 from satellite.app import SatelliteApp
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
+from satellite.config import Config
 from satellite.events import Event
 from satellite.mqtt.payloads import Command
-from satellite.pipeline import Pipeline
+from satellite.pipeline import Pipeline, build_pipeline
 from satellite.tts.espeak import EspeakEngine
+from satellite.understanding import Understanding
 from satellite.understanding.dialogue import Dialogue
+from tests import synth
 
 
 class Published:
@@ -57,3 +60,17 @@ def after_it_speaks(app: SatelliteApp, chunks: Iterable[AudioChunk]) -> Iterator
         while not app.voice.idle():
             time.sleep(0.005)
         yield chunk
+
+
+def converse(
+    config: Config, understanding: Understanding, audio: synth.Float
+) -> tuple[Published, list[Action]]:
+    """``audio`` heard by the app with a dialogue (sharing ``understanding``'s help
+    question), each chunk once it is not speaking: what it published and did."""
+    pipeline = build_pipeline(config, understanding=understanding)
+    app, published, done = dialogue_app(pipeline, Dialogue(question=understanding.question))
+    try:
+        app.run(after_it_speaks(app, synth.mic_chunks(audio)))
+    finally:
+        app.close()
+    return published, done

@@ -22,7 +22,6 @@ from satellite.events import Event
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.nlu.help_answers import ANSWER_NO, ANSWER_YES, answer_intent_set
 from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
-from satellite.pipeline import build_pipeline
 from satellite.stt.factory import (
     compile_grammar,
     configured_intent_set,
@@ -40,7 +39,7 @@ from satellite.understanding.dialogue import (
     answer_to_help,
 )
 from tests import corpus, robustness, synth
-from tests.app_harness import after_it_speaks, dialogue_app
+from tests.app_harness import converse
 
 HELP = IntentResult("CallForHelp", text="fetch help")
 YES = IntentResult(ANSWER_YES, text="yes please", confidence=0.95)
@@ -259,13 +258,7 @@ def _through_the_app(answer: str) -> tuple[list[Event], list[Action]]:
     reply = robustness.scene(voice, answer, room, seed=4, wake=False)
     audio = np.concatenate([call.audio, synth.silence(2.0), reply.audio, synth.silence(2.0)])
     config = Config()
-    understanding = robustness.listener(config)
-    pipeline = build_pipeline(config, understanding=understanding)
-    app, published, done = dialogue_app(pipeline, Dialogue(question=understanding.question))
-    try:
-        app.run(after_it_speaks(app, synth.mic_chunks(audio)))
-    finally:
-        app.close()
+    published, done = converse(config, robustness.listener(config), audio)
     assert any(isinstance(a, ListenAgain) for a in done), "the call was not asked about"
     return published.events, done
 

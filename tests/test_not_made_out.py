@@ -23,12 +23,11 @@ from satellite.config import Config, validate
 from satellite.nlu.help_answers import HelpQuestion
 from satellite.nlu.intents import NOT_A_COMMAND
 from satellite.nlu.recognizer import IntentResult
-from satellite.pipeline import build_pipeline
 from satellite.understanding import Understanding
 from satellite.understanding.answers import Answers
 from satellite.understanding.dialogue import REPLIES, Dialogue
 from tests import corpus, robustness, synth
-from tests.app_harness import after_it_speaks, dialogue_app
+from tests.app_harness import converse
 from tests.fake_recognizer import Heard, SaidInTurn, decide, stage, understanding_with
 
 LIGHT_ON = IntentResult("HassTurnOn", {"name": "kitchen light"}, text="turn on the kitchen light")
@@ -153,13 +152,7 @@ def _through_the_app(config: Config, texts: list[str]) -> list[object]:
     parts += [said, synth.silence(1.5), said, synth.silence(1.5), said, synth.silence(2.0)]
     audio = robustness.on_floor(np.concatenate(parts), WHITE_20, 5, said)
     score = config.stt.rejection_threshold + config.stt.device_margin + 5.0
-    understanding = understanding_with(SaidInTurn(texts, score), config)
-    pipeline = build_pipeline(config, understanding=understanding)
-    app, _, done = dialogue_app(pipeline, Dialogue(question=understanding.question))
-    try:
-        app.run(after_it_speaks(app, synth.mic_chunks(audio)))
-    finally:
-        app.close()
+    _, done = converse(config, understanding_with(SaidInTurn(texts, score), config), audio)
     return list(done)
 
 

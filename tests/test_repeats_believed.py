@@ -19,12 +19,11 @@ from satellite.actions import AnswerDue, HaIntentRequested, ReplyRequested
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config, validate
 from satellite.nlu.recognizer import IntentResult
-from satellite.pipeline import build_pipeline
 from satellite.stt.base import SttResult
 from satellite.understanding import Understanding
-from satellite.understanding.dialogue import REPLIES, Dialogue
+from satellite.understanding.dialogue import REPLIES
 from tests import corpus, robustness, synth
-from tests.app_harness import after_it_speaks, dialogue_app
+from tests.app_harness import converse
 from tests.fake_recognizer import Heard, decide, stage, understanding_with
 
 LIGHT = "turn on the kitchen light"
@@ -123,13 +122,7 @@ def _through_the_app(config: Config, scores: list[float]) -> list[object]:
     parts = [synth.silence(1.0), corpus.speak(voice, robustness.WAKE_PHRASE), synth.silence(0.3)]
     parts += [said, synth.silence(1.5), said, synth.silence(2.0)]
     audio = robustness.on_floor(np.concatenate(parts), PEOPLE_20, 5, said)
-    understanding = understanding_with(HeardInTurn(LIGHT, scores), config)
-    pipeline = build_pipeline(config, understanding=understanding)
-    app, _, done = dialogue_app(pipeline, Dialogue(question=understanding.question))
-    try:
-        app.run(after_it_speaks(app, synth.mic_chunks(audio)))
-    finally:
-        app.close()
+    _, done = converse(config, understanding_with(HeardInTurn(LIGHT, scores), config), audio)
     assert [a.text for a in done if isinstance(a, ReplyRequested)][:1] == [REPLIES["say_again"]]
     return list(done)
 
