@@ -23,6 +23,7 @@ passes in silence, the recorder goes idle without an event.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from enum import Enum
 
 from ..audio.chunk import FRAME_MS, AudioChunk, join_frames
@@ -167,10 +168,7 @@ class UtteranceRecorder:
         their probabilities) to ``update``. A VAD starts cold and reports low
         probabilities for its first ~150 ms, not to be taken for the gap after the wake."""
         self._begin(Phase.WAKE_TAIL, wake_seconds)  # idle: reset() ended any follow-on
-        search_from = wake_seconds - WAKE_SEARCH_BACK_SECONDS - 1e-9
-        warm_up = [f for f in self._history if f.timestamp_seconds < search_from]
-        search = [f for f in self._history if f.timestamp_seconds >= search_from]
-        return warm_up, search
+        return split_at(self._history, wake_seconds - WAKE_SEARCH_BACK_SECONDS - 1e-9)
 
     def listen_for_answer(self, at_seconds: float) -> None:
         """Look for the answer to a question said by ``at_seconds``: no wake word's tail
@@ -289,11 +287,7 @@ class UtteranceRecorder:
             self._carried = []
         else:
             audio_from = audio_start(onset_seconds, self._pre_roll_seconds, self._gap_from)
-            first = self._frames[0].timestamp_seconds if self._frames else float("inf")
-            earlier = [f for f in self._history if f.timestamp_seconds < first]
-            self._frames = [
-                f for f in earlier + self._frames if f.timestamp_seconds >= audio_from - 1e-9
-            ]
+            self._frames = with_pre_roll(self._history, self._frames, audio_from)
         return [
             SpeechStarted(timestamp_seconds=round(onset_seconds, 3), utterance_id=self._take_id())
         ]
@@ -341,6 +335,27 @@ def utterance_ended(
         reason=reason,
         audio=audio,
     )
+
+
+def split_at(
+    frames: Iterable[AudioChunk], seconds: float
+) -> tuple[list[AudioChunk], list[AudioChunk]]:
+    """``frames`` split into those that begin before ``seconds`` and the rest."""
+    kept = list(frames)
+    return (
+        [f for f in kept if f.timestamp_seconds < seconds],
+        [f for f in kept if f.timestamp_seconds >= seconds],
+    )
+
+
+def with_pre_roll(
+    history: Iterable[AudioChunk], frames: list[AudioChunk], audio_from: float
+) -> list[AudioChunk]:
+    """The utterance's audio from ``audio_from``: the frames before its first recorded one
+    come from the recent ``history``."""
+    first = frames[0].timestamp_seconds if frames else float("inf")
+    earlier = [f for f in history if f.timestamp_seconds < first]
+    return [f for f in earlier + frames if f.timestamp_seconds >= audio_from - 1e-9]
 
 
 def audio_start(onset_seconds: float, pre_roll_seconds: float, gap_from: float | None) -> float:
