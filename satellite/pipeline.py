@@ -17,7 +17,7 @@ from .audio.framer import Framer
 from .config import Config
 from .events import Event, StateChanged, UtteranceEnded, WakeDetected
 from .frontend.base import WakeHit
-from .frontend.recorder import Phase
+from .frontend.recorder import Phase, of_room
 from .pipeline_steps import frames_at_once, hears_someone, understand_more, with_prosody
 from .stages import Stages, build_stages
 from .stt.hearing import MicHistory
@@ -199,7 +199,7 @@ class Pipeline:
         s = self.stages
         self._last_frame = frame
         frame = self._voice.cancel_echo(frame, events, self._actions)
-        s.recorder.levels.observe(frame, of_room=s.recorder.phase is not Phase.IN_SPEECH)
+        s.recorder.levels.observe(frame, of_room=of_room(s.recorder, self._voice.speaking))
         clean = self._supervisor.guard(s.noise, s.noise.process, frame, frame, events)
         if s.understanding is not None:
             voice = self._voice  # the recognizer's (MicHistory):

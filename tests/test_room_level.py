@@ -150,3 +150,32 @@ def test_a_command_in_babble_ends_with_the_command_through_the_real_pipeline() -
     assert abs(with_command[0].end_seconds - command_end) <= 0.3
     alone = utterances(False)
     assert alone[0].end_seconds > command_end + 2.0  # the VAD alone ran on with the room
+
+
+def test_an_answer_begins_with_the_person_not_with_the_rooms_loud_moments() -> None:
+    """A room of voices rises 9 dB above its floor between their pauses. Waiting for the
+    answer to a question (the VAD hears speech everywhere), only the person, 12 dB above
+    those voices, begins it: 6 dB above the floor alone let the voices begin it."""
+    rng = np.random.default_rng(4)
+    burst = round(0.3 * synth.RATE)
+    audio = rng.standard_normal(round((LEAD + SPEECH + TAIL) * synth.RATE)) * ROOM_RMS
+    for start in range(burst, len(audio), 2 * burst):  # other voices, half the time
+        audio[start : start + burst] *= 2.8
+    person = slice(round(LEAD * synth.RATE), round((LEAD + SPEECH) * synth.RATE))
+    audio[person] = rng.standard_normal(person.stop - person.start) * ROOM_RMS * 2.8 * 4.0
+    recorder = _recorder(True, continuous=False)
+    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
+    asked_at = 1.0  # the room heard while the satellite asked
+    events: list[Event] = []
+    for k in range(len(samples) // FRAME_SAMPLES):
+        frame = AudioChunk.from_int16(
+            samples[k * FRAME_SAMPLES : (k + 1) * FRAME_SAMPLES], timestamp_seconds=k / 100
+        )
+        if k == round(asked_at * 100):
+            recorder.listen_for_answer(asked_at)
+        recorder.levels.observe(frame, of_room=recorder.phase is not Phase.IN_SPEECH)
+        events += recorder.update(frame, 1.0)
+    started = [e for e in events if isinstance(e, SpeechStarted)]
+    assert started and started[0].timestamp_seconds == pytest.approx(LEAD, abs=0.1)
+    ended = _ended(events)
+    assert len(ended) == 1 and ended[0].end_seconds == pytest.approx(LEAD + SPEECH, abs=0.1)

@@ -8,7 +8,9 @@ follow-on of their own. The person speaking to the satellite is louder than that
 ``LevelContrast`` follows the room's floor (a low percentile of the last few seconds
 heard outside an utterance's speech) and the loudest stretch of the utterance, and says
 when a frame lies closer to the floor than to the speech (``at_room_level``) and whether
-it stands out of the room at all (``above_room``).
+it stands out of the room at all (``above_room``): above its floor, and above its loud
+moments too (a high percentile), for a room of other voices rises well above its floor
+between their pauses and would otherwise open the answer to a question on their words.
 
 The recorder uses it twice, where the VAD alone cannot tell: an utterance also ends after
 a stretch of speech at the room's level somewhat longer than the trailing silence (in a
@@ -34,6 +36,12 @@ FLOOR_PERCENTILE = 20.0
 FLOOR_SECONDS = 3.0
 #: The floor is recomputed every this many frames (a percentile of 300 levels).
 FLOOR_EVERY_FRAMES = 10
+#: The room's loud moments: this percentile of the same levels. A frame stands out of the
+#: room when it is ``MIN_RISE_DB`` above the floor and ``ABOVE_LOUD_DB`` above these (in
+#: steady noise they lie 1-2 dB above the floor, so only the floor counts there; among
+#: people talking 20 dB below the person, 7-9 dB).
+LOUD_PERCENTILE = 90.0
+ABOVE_LOUD_DB = 3.0
 #: Speech must stand this far above the floor before a frame is judged against it, dB.
 MIN_CONTRAST_DB = 12.0
 #: A frame below ``floor + max(MIN_RISE_DB, RISE_SHARE * (speech - floor))`` is the
@@ -54,11 +62,15 @@ class LevelContrast:
     """
 
     def __init__(self) -> None:
-        self._levels: deque[float] = deque(maxlen=round(FLOOR_SECONDS * 1000 / FRAME_MS))
+        #: The room's frames: (end, s; level, dB).
+        self._levels: deque[tuple[float, float]] = deque(
+            maxlen=round(FLOOR_SECONDS * 1000 / FRAME_MS)
+        )
         self._powers: deque[float] = deque(maxlen=SMOOTH_FRAMES)
         self._since_floor = 0
         self._seen_until = float("-inf")
         self.floor_db: float | None = None
+        self.loud_db: float | None = None
         self.level_db = _DB_FLOOR
         self.speech_db: float | None = None
         #: In speech: where the person's speech ended before the run of frames at the
@@ -69,8 +81,9 @@ class LevelContrast:
     def observe(self, frame: AudioChunk, of_room: bool) -> None:
         """Take in the next frame (every frame; a frame seen before, replayed from the
         recorder's history, is not taken in twice). ``of_room``: the frame may count
-        towards the room's floor (not while an utterance's speech is recorded: a long
-        command's quieter sounds would lift the floor to them)."""
+        towards the room's floor and loud moments (not while an utterance's speech is
+        recorded: a long command's quieter sounds would lift the floor to them; nor the
+        wake word's tail, nor the satellite's own voice: see ``forget_since``)."""
         if not self.is_current(frame):
             return
         self._seen_until = frame.end_seconds
@@ -80,11 +93,27 @@ class LevelContrast:
         self.level_db = 10.0 * math.log10(power) if power > 0 else _DB_FLOOR
         if not of_room:
             return
-        self._levels.append(self.level_db)
+        self._levels.append((frame.end_seconds, self.level_db))
         self._since_floor += 1
         if self.floor_db is None or self._since_floor >= FLOOR_EVERY_FRAMES:
-            self._since_floor = 0
-            self.floor_db = float(np.percentile(np.fromiter(self._levels, float), FLOOR_PERCENTILE))
+            self._measure_room()
+
+    def forget_since(self, seconds: float) -> None:
+        """Take the frames heard after ``seconds`` out of the room's: a wake word, found
+        once it has been said, was the person's voice, not the room's (in a quiet room it
+        would be the room's loud moments, and a follow-on would have to be louder)."""
+        while self._levels and self._levels[-1][0] > seconds:
+            self._levels.pop()
+        self._measure_room()
+
+    def _measure_room(self) -> None:
+        self._since_floor = 0
+        if not self._levels:
+            self.floor_db = self.loud_db = None
+            return
+        levels = np.fromiter((level for _, level in self._levels), float)
+        floor, loud = np.percentile(levels, (FLOOR_PERCENTILE, LOUD_PERCENTILE))
+        self.floor_db, self.loud_db = float(floor), float(loud)
 
     def is_current(self, frame: AudioChunk) -> bool:
         """Whether ``frame`` is new or the last one taken in (not one replayed from
@@ -137,9 +166,11 @@ class LevelContrast:
         return None
 
     def above_room(self) -> bool:
-        """Whether the current frame stands ``MIN_RISE_DB`` above the room's floor (True
-        before the floor is known)."""
-        return self.floor_db is None or self.level_db >= self.floor_db + MIN_RISE_DB
+        """Whether the current frame stands ``MIN_RISE_DB`` above the room's floor and
+        ``ABOVE_LOUD_DB`` above its loud moments (True before the floor is known)."""
+        if self.floor_db is None or self.loud_db is None:
+            return True
+        return self.level_db >= max(self.floor_db + MIN_RISE_DB, self.loud_db + ABOVE_LOUD_DB)
 
     def at_room_level(self) -> bool:
         """Whether the current frame lies closer to the room's floor than to the speech

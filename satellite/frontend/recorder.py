@@ -34,6 +34,8 @@ from .settings import RecorderSettings
 
 #: How far before the wake detection the onset search begins, s.
 WAKE_SEARCH_BACK_SECONDS = 0.35
+#: The wake phrase ends about when it is detected and lasts at most this long, s.
+WAKE_PHRASE_SECONDS = 1.2
 #: Silence that separates the wake word from the command, s. Longer than the stop
 #: closures inside "okay nabu" (~60-100 ms), which must not count as a gap.
 WAKE_GAP_SECONDS = 0.15
@@ -168,6 +170,7 @@ class UtteranceRecorder:
         their probabilities) to ``update``. A VAD starts cold and reports low
         probabilities for its first ~150 ms, not to be taken for the gap after the wake."""
         self._begin(Phase.WAKE_TAIL, wake_seconds)  # idle: reset() ended any follow-on
+        self.levels.forget_since(wake_seconds - WAKE_PHRASE_SECONDS)  # the person's voice
         return split_at(self._history, wake_seconds - WAKE_SEARCH_BACK_SECONDS - 1e-9)
 
     def listen_for_answer(self, at_seconds: float) -> None:
@@ -313,6 +316,13 @@ class UtteranceRecorder:
         self._begin(Phase.AWAITING_ONSET, now)  # keeps the count of follow-ons
         self._follow_on_until = until
         self._carried = carried
+
+
+def of_room(recorder: UtteranceRecorder, speaking: bool) -> bool:
+    """Whether the frame heard now is the room's (``LevelContrast.observe``): not the
+    person's utterance or the wake word's tail, not the satellite's own voice
+    (``speaking``)."""
+    return recorder.phase not in (Phase.IN_SPEECH, Phase.WAKE_TAIL) and not speaking
 
 
 def utterance_ended(
