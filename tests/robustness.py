@@ -23,13 +23,14 @@ from satellite.frontend.noise import make_noise_suppressor
 from satellite.frontend.wake import MicroWakeWordDetector
 from satellite.frontend.wake_check import BandCheck
 from satellite.nlu.events import IntentRecognized
+from satellite.nlu.help_answers import HELP
 from satellite.nlu.intents import DEVICE_ACTION_INTENTS
 from satellite.nlu.recognizer import IntentResult
 from satellite.nlu.settings import DEFAULT_ENTITIES
 from satellite.nlu.targets import other_slots, targets_of
 from satellite.pipeline import build_pipeline
 from satellite.understanding import Understanding, build_understanding
-from satellite.understanding.dialogue import repeats
+from satellite.understanding.dialogue import answer_to_help, repeats
 from tests import corpus, synth
 from tests.understand import FLOOR_RMS
 
@@ -208,7 +209,12 @@ def answer_to(
     no intent: a request not made out, see understanding/dialogue.py): (what it acts on,
     what it asks about next), both None when it gives up (not understood). A request
     heard again is acted on, a sure answer too; a doubtful one is asked about once, and
-    a request first not made out is asked about when heard."""
+    a request first not made out is asked about when heard. A call for help asked about
+    ("Do you need help?") goes out unless the answer is a clear "no": unconfirmed when
+    nothing, or anything else, is heard (``answer_to_help``)."""
+    if asked is not None and asked.intent == HELP:
+        declined = take is not None and answer_to_help(take.result, take.doubtful) == "no"
+        return (None if declined else asked), None
     if take is None:
         return None, None
     result = take.result
@@ -221,7 +227,8 @@ def answer_to(
         return result, None
     if not take.doubtful:
         return (result if result.intent is not None else None), None
-    if asked is not None and (asked.intent is not None or result.intent is None):
+    once = asked is not None and (asked.intent is not None or result.intent is None)
+    if once and result.intent != HELP:  # (a call for help is asked about all the same)
         return None, None  # asked about once already
     return None, result
 
@@ -256,16 +263,17 @@ def judge(
     if wake and not heard.wakes:
         return NO_WAKE, heard
     acted, asked = answer_to(None, heard.first)
-    while asked is not None and len(heard.again) < MAX_TAKES - 1:
+    while asked is not None and (len(heard.again) < MAX_TAKES - 1 or asked.intent == HELP):
         lead = LEAD_SECONDS + QUESTION_SECONDS
         take = scene(voice, command, room, seed + 1000 * (len(heard.again) + 1), False, lead)
-        # what the dialogue asked about, as it tells understanding (dialogue.Dialogue._ask)
-        help_or_unheard = asked.intent in (None, "CallForHelp")
-        understanding.question.asked = None if help_or_unheard else asked
+        # what the dialogue asked about, as it tells understanding (dialogue.Dialogue._ask):
+        # the help question is open (its answer heard with the answers' grammar)
+        understanding.question.open = asked.intent == HELP
+        understanding.question.asked = None if asked.intent in (None, HELP) else asked
         try:
             again = replay(config, take.audio, False, understanding, QUESTION_SECONDS).first
         finally:
-            understanding.question.asked = None
+            understanding.question.asked, understanding.question.open = None, False
         heard.again.append(again)
         acted, asked = answer_to(asked, again)
     result = outcome(acted, expected, slots)
