@@ -165,7 +165,7 @@ def test_an_answer_begins_with_the_person_not_with_the_rooms_loud_moments() -> N
     audio[person] = rng.standard_normal(person.stop - person.start) * ROOM_RMS * 2.8 * 4.0
     recorder = _recorder(True, continuous=False)
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
-    asked_at = 1.0  # the room heard while the satellite asked
+    asked_at = 1.0  # the room heard before it listens for the answer
     events: list[Event] = []
     for k in range(len(samples) // FRAME_SAMPLES):
         frame = AudioChunk.from_int16(
