@@ -41,22 +41,30 @@ class _Contexts(Heard):
 
 
 def _answered(
-    audio: synth.Float, asked_at: float | None, recognizer: Heard | None = None
+    audio: synth.Float,
+    asked_at: float | None,
+    recognizer: Heard | None = None,
+    said_from: float | None = None,
 ) -> list[Event]:
     """``audio`` through a pipeline that asked a question said by ``asked_at`` (None: it
-    listens for the wake word), frame by frame."""
+    listens for the wake word), frame by frame; ``said_from``: the satellite spoke the
+    question from then until ``asked_at`` (``set_speaking``)."""
     understanding = understanding_with(recognizer) if recognizer is not None else None
     pipeline = build_pipeline(Config(), understanding=understanding)
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
     events: list[Event] = []
     for offset in range(0, len(samples) - 159, 160):
-        if asked_at is not None and offset / synth.RATE >= asked_at:
+        at = offset / synth.RATE
+        if said_from is not None and at >= said_from and not pipeline.speaking:
+            pipeline.set_speaking(True)
+            said_from = None
+        if asked_at is not None and at >= asked_at:
+            if pipeline.speaking:
+                pipeline.set_speaking(False)  # the question said, it listens
             events += pipeline.listen_again(asked_at)
             asked_at = None
         chunk = samples[offset : offset + 160]
-        events += pipeline.process(
-            AudioChunk.from_int16(chunk, timestamp_seconds=offset / synth.RATE)
-        )
+        events += pipeline.process(AudioChunk.from_int16(chunk, timestamp_seconds=at))
     return events + pipeline.end_of_input()
 
 
@@ -109,18 +117,7 @@ def test_the_satellites_own_question_is_not_the_room_the_answer_must_stand_out_o
     audio = scene.audio.copy()
     audio[start : start + len(question)] += question
     asked_until = (start + len(question)) / synth.RATE
-    pipeline = build_pipeline(Config())
-    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
-    events: list[Event] = []
-    for offset in range(0, len(samples) - 159, 160):
-        at = offset / synth.RATE
-        speaking = asked_from <= at < asked_until  # the question plays, then it listens
-        if speaking != pipeline.speaking:
-            pipeline.set_speaking(speaking)
-            if not speaking:
-                events += pipeline.listen_again(asked_until)
-        chunk = AudioChunk.from_int16(samples[offset : offset + 160], timestamp_seconds=at)
-        events += pipeline.process(chunk)
-    ended = [e for e in events + pipeline.end_of_input() if isinstance(e, UtteranceEnded)]
+    answered = _answered(audio, asked_until, said_from=asked_from)
+    ended = [e for e in answered if isinstance(e, UtteranceEnded)]
     assert len(ended) == 1
     assert ended[0].start_seconds == pytest.approx(lead, abs=0.25)

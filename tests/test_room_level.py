@@ -44,13 +44,16 @@ def _feed(
     recorder: UtteranceRecorder,
     audio: synth.Float,
     vad: np.ndarray[tuple[int], np.dtype[np.float64]],
+    from_seconds: float = 0.0,
 ) -> list[Event]:
-    """Frame by frame as the pipeline feeds it: the level first, then the VAD's word."""
+    """Frame by frame as the pipeline feeds it: the level first, then the VAD's word
+    (``audio`` heard from ``from_seconds``)."""
     samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
     events: list[Event] = []
     for k, offset in enumerate(range(0, len(samples) - FRAME_SAMPLES + 1, FRAME_SAMPLES)):
         frame = AudioChunk.from_int16(
-            samples[offset : offset + FRAME_SAMPLES], timestamp_seconds=offset / synth.RATE
+            samples[offset : offset + FRAME_SAMPLES],
+            timestamp_seconds=from_seconds + offset / synth.RATE,
         )
         recorder.levels.observe(frame, of_room=recorder.phase is not Phase.IN_SPEECH)
         events += recorder.update(frame, float(vad[k]))
@@ -163,18 +166,13 @@ def test_an_answer_begins_with_the_person_not_with_the_rooms_loud_moments() -> N
         audio[start : start + burst] *= 2.8
     person = slice(round(LEAD * synth.RATE), round((LEAD + SPEECH) * synth.RATE))
     audio[person] = rng.standard_normal(person.stop - person.start) * ROOM_RMS * 2.8 * 4.0
+    heard = audio.astype(np.float32)
     recorder = _recorder(True, continuous=False)
-    samples = np.clip(np.round(audio), -32768, 32767).astype(np.int16)
-    asked_at = 1.0  # the room heard before it listens for the answer
-    events: list[Event] = []
-    for k in range(len(samples) // FRAME_SAMPLES):
-        frame = AudioChunk.from_int16(
-            samples[k * FRAME_SAMPLES : (k + 1) * FRAME_SAMPLES], timestamp_seconds=k / 100
-        )
-        if k == round(asked_at * 100):
-            recorder.listen_for_answer(asked_at)
-        recorder.levels.observe(frame, of_room=recorder.phase is not Phase.IN_SPEECH)
-        events += recorder.update(frame, 1.0)
+    asked_at = round(1.0 * synth.RATE)  # the room heard before it listens for the answer
+    everywhere = np.ones(len(heard) // FRAME_SAMPLES)
+    _feed(recorder, heard[:asked_at], everywhere)  # idle: the room's levels are taken
+    recorder.listen_for_answer(asked_at / synth.RATE)
+    events = _feed(recorder, heard[asked_at:], everywhere, asked_at / synth.RATE)
     started = [e for e in events if isinstance(e, SpeechStarted)]
     assert started and started[0].timestamp_seconds == pytest.approx(LEAD, abs=0.1)
     ended = _ended(events)
