@@ -51,6 +51,9 @@ RISE_SHARE = 0.45
 #: Speech at the room's level ends an utterance when it lasts this much longer than the
 #: trailing silence: where the VAD can tell, it ends it first.
 RUN_EXTRA_SECONDS = 0.3
+#: The least of the room an utterance's onset leaves when its first frames are taken out
+#: of the room's (``forget_onset``), s.
+MIN_ROOM_SECONDS = 1.0
 _DB_FLOOR = -100.0
 
 
@@ -105,6 +108,14 @@ class LevelContrast:
         while self._levels and self._levels[-1][0] > seconds:
             self._levels.pop()
         self._measure_room()
+
+    def forget_onset(self, onset_seconds: float) -> None:
+        """An utterance's speech began at ``onset_seconds``: the frames heard since, before
+        it was found, were the person's (``forget_since``), unless that would leave less
+        than ``MIN_ROOM_SECONDS`` of the room (a room that speaks in every frame)."""
+        left = sum(1 for end, _ in self._levels if end <= onset_seconds)
+        if left * FRAME_MS / 1000.0 >= MIN_ROOM_SECONDS:
+            self.forget_since(onset_seconds)
 
     def _measure_room(self) -> None:
         self._since_floor = 0

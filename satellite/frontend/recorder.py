@@ -282,6 +282,7 @@ class UtteranceRecorder:
     def _onset(self, onset_seconds: float) -> list[Event]:
         self._phase = Phase.IN_SPEECH
         self._onset_seconds = onset_seconds
+        self.levels.forget_onset(onset_seconds)  # its first frames were the person's
         self.levels.begin_speech()
         self._silence_seconds = 0.0
         if self._follow_on_until is not None:
