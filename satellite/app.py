@@ -46,6 +46,7 @@ from .actions import (
 )
 from .app_commands import CommandHandling
 from .app_contract import EventSink, FrameProcessor, SpeakJob
+from .app_enrol import EnrolHandling, EnrolPlace
 from .audio.chunk import AudioChunk
 from .audio.io import AudioSink
 from .audio.settings import PlayerSettings
@@ -74,7 +75,7 @@ DRAIN_SECONDS = 10.0
 MUTED_FRAMES_AT_ONCE = 3
 
 
-class SatelliteApp(CommandHandling):
+class SatelliteApp(EnrolHandling, CommandHandling):
     """Owns the frame loop, the speech output and the TTS responder; talks to the link.
 
     ``engine`` speaks every reply through the player on ``sink`` (closed by ``close()``),
@@ -94,6 +95,7 @@ class SatelliteApp(CommandHandling):
         sounds: Mapping[str, AudioChunk] | None = None,
         dialogue: Dialogue | None = None,
         on_action: Callable[[Action], None] | None = None,
+        enrol_place: EnrolPlace | None = None,
     ) -> None:
         self.pipeline = pipeline
         #: Rebuilds the speech grammar for HA's slot lists (None: they are only kept).
@@ -132,6 +134,7 @@ class SatelliteApp(CommandHandling):
         #: person spoke over (``ReplyPaused``), said again on ``ReplyResumed``.
         self._spoken: list[SpeakJob] = []
         self._paused: list[SpeakJob] = []
+        self._init_enrol(enrol_place)  # (enrolments by voice go there; None: not offered)
 
     # --- the frame loop -----------------------------------------------------------------
 
@@ -152,9 +155,9 @@ class SatelliteApp(CommandHandling):
         self._speak_held()
 
     def poll(self) -> None:
-        """Handle every queued command and speech notice, and answers overdue from Home
-        Assistant (frame loop thread)."""
+        """Handle queued commands and speech notices, answers overdue from HA (loop thread)."""
         self._take_voice_notices()
+        self._enrol_poll()
         if self.dialogue is not None:
             for item in self.dialogue.tick(self._now, self.pipeline.hearing):
                 self._perform(item)
@@ -193,6 +196,7 @@ class SatelliteApp(CommandHandling):
         if self.dialogue is not None:  # a call for help asked about goes out, unconfirmed
             for item in self.dialogue.close(self._now):
                 self._perform(item)
+        self._enrol_close(timeout)
         self._speak_held(at_last=True)
         deadline = time.monotonic() + timeout
         while not self.voice.idle() and time.monotonic() < deadline:
@@ -209,19 +213,16 @@ class SatelliteApp(CommandHandling):
         utterance the dialogue asks about once more (a doubtful one) goes out as not
         understood: Home Assistant acts on intent events. The dialogue publishes it
         when the request is heard again."""
-        actions = self.pipeline.take_actions()
+        events, actions = self._enrol_filter(events, self.pipeline.take_actions())
+        asks = self.dialogue is not None  # (a doubtful request's intent waits to be heard again)
         doubtful = {a.utterance_id for a in actions if isinstance(a, AnswerDue) and a.doubtful}
         for event in events:
-            if isinstance(event, IntentRecognized) and self._held_back(event, doubtful):
+            if isinstance(event, IntentRecognized) and asks and event.utterance_id in doubtful:
                 self._on_event(dataclasses.replace(event, intent=None, slots={}))
             else:
                 self._on_event(event)
         for action in actions:
             self._perform(action)
-
-    def _held_back(self, event: IntentRecognized, doubtful: set[str]) -> bool:
-        """Whether an intent event waits for the dialogue to hear the request again."""
-        return self.dialogue is not None and event.utterance_id in doubtful
 
     def _perform(self, item: Event | Action) -> None:
         """Publish a fact; carry out an action."""

@@ -1,5 +1,6 @@
 """The commands Home Assistant sends, as the app carries them out (frame loop thread):
-say, play, HA's responses, TTS requests, slot lists and controls."""
+say, play, HA's responses, TTS requests, slot lists, controls and enrolments (the last
+run by satellite/app_enrol.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .events import Event
 from .mqtt.payloads import (
     Command,
     Control,
+    EnrolRequest,
     PlayRequest,
     SayRequest,
     Slots,
@@ -54,6 +56,9 @@ class CommandHandling:
     def _stop_speaking(self) -> None:
         raise NotImplementedError
 
+    def _enrol(self, command: EnrolRequest) -> None:
+        raise NotImplementedError
+
     def handle(self, command: Command) -> None:
         """Act on one validated command."""
         self.handled.append(command)
@@ -72,6 +77,8 @@ class CommandHandling:
                 self.grammar.update(command.names, command.areas)
         elif isinstance(command, Control):
             self._control(command)
+        elif isinstance(command, EnrolRequest):
+            self._enrol(command)
 
     def _respond(self, command: SpokenResponse) -> None:
         """HA's answer is spoken only for an utterance the dialogue still waits for; one

@@ -51,6 +51,9 @@ class FrameProcessor(Protocol):
     def set_wake_words(self, models: tuple[str, ...]) -> None:
         """Listen only for these wake word models (ValueError when not loaded)."""
 
+    def end_follow_on(self) -> None:
+        """No follow-on after the utterance just ended: go idle."""
+
 
 class EventSink(Protocol):
     """Where events go (the MQTT link, or a test double)."""

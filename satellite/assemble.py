@@ -14,6 +14,7 @@ from collections.abc import Callable
 from .actions import Action
 from .app import SatelliteApp
 from .app_contract import EventSink
+from .app_enrol import EnrolPlace
 from .audio.echo_tap import EchoTap
 from .audio.io import AudioSink
 from .config import Config
@@ -57,4 +58,12 @@ def assemble(
         load_feedback_sounds(config.tts.feedback),
         Dialogue(config.nlu.ha_timeout_seconds, question=understanding.question),
         on_action,
+        enrol_place(config),
     )
+
+
+def enrol_place(config: Config) -> EnrolPlace | None:
+    """Where enrolments by voice go: only a PocketSphinx recognizer can be adapted."""
+    if config.stt.engine != "pocketsphinx":
+        return None
+    return EnrolPlace(config.stt.speakers_dir, config.satellite.language)

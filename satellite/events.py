@@ -112,3 +112,22 @@ class StageError(Event):
     stage: str
     error: str
     message: str
+
+
+@dataclass(frozen=True)
+class EnrolmentChanged(Event):
+    """Enrolment by voice (satellite/enrol/prompted.py) moved on: ``state`` is
+    ``prompting`` (``sentence``, prompt ``prompt`` of ``prompts``, asked again when
+    ``again``), ``adapting``, ``done``, ``failed`` (``error`` says why and what to do) or
+    ``cancelled``; ``kept``: the takes kept so far."""
+
+    type_name: ClassVar[str] = "enrolment"
+
+    speaker: str
+    state: str
+    prompt: int
+    prompts: int
+    kept: int
+    sentence: str = ""
+    again: bool = False
+    error: str = ""

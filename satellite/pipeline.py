@@ -18,7 +18,13 @@ from .config import Config
 from .events import Event, StateChanged, UtteranceEnded, WakeDetected
 from .frontend.base import WakeHit
 from .frontend.recorder import Phase, of_room
-from .pipeline_steps import frames_at_once, hears_someone, understand_more, with_prosody
+from .pipeline_steps import (
+    frames_at_once,
+    hears_someone,
+    reset_stages,
+    understand_more,
+    with_prosody,
+)
 from .stages import Stages, build_stages
 from .stt.hearing import MicHistory
 from .supervisor import Supervisor
@@ -73,8 +79,7 @@ class Pipeline:
         self._actions: list[Action] = []
 
     def set_wake_words(self, models: tuple[str, ...]) -> None:
-        """Listen only for these wake word models; ValueError when they are not loaded or
-        the pipeline runs without a wake word."""
+        """Listen only for these wake word models (ValueError: not loaded, or no wake word)."""
         if self.stages.wake is None:
             raise ValueError("this satellite listens without a wake word (continuous)")
         self.stages.wake.set_active(models)
@@ -91,10 +96,8 @@ class Pipeline:
 
     @property
     def hearing(self) -> bool:
-        """True while someone may be speaking to the satellite: after a wake word, until
-        the utterance and the follow-on window after it are over (in continuous mode:
-        during an utterance). Replies wait for it to pass rather than talk over the
-        person and deafen the microphone."""
+        """True while someone may be speaking to the satellite (``hears_someone``): replies
+        wait for it to pass rather than talk over the person and deafen the microphone."""
         return hears_someone(self.stages.recorder, self._voice.listens)
 
     @property
@@ -103,8 +106,7 @@ class Pipeline:
         return self._voice.speaking
 
     def set_speaking(self, speaking: bool) -> None:
-        """Tell the loop whether the satellite is speaking (from the loop's thread); what
-        it hears meanwhile: satellite/while_speaking.py."""
+        """Whether the satellite is speaking (loop thread; see satellite/while_speaking.py)."""
         self._voice.set_speaking(speaking)
 
     def idle_frames(self) -> int:
@@ -177,14 +179,18 @@ class Pipeline:
 
     def reset(self) -> None:
         """Reset every stage and return to the starting state."""
-        s = self.stages
-        for stage in (s.noise, s.wake_ears, s.gain, s.vad, s.wake, s.recorder, s.understanding):
-            if stage is not None:
-                stage.reset()
+        reset_stages(self.stages)
         self._framer.reset()
         self._last_frame = None
-        self._state = State.LISTENING if s.wake is None else State.IDLE
+        self._state = State.LISTENING if self.stages.wake is None else State.IDLE
         self._voice.reset()
+
+    def end_follow_on(self) -> None:
+        """No follow-on after the utterance just ended (an enrolment's take): go idle."""
+        recorder = self.stages.recorder
+        recorder.close_follow_on()
+        if self.stages.wake is not None and not recorder.active:
+            self._state = State.IDLE  # (listening again says so)
 
     # --- the loop ---------------------------------------------------------------------
 

@@ -70,11 +70,21 @@ def waiting_to_follow_on(recorder: UtteranceRecorder) -> bool:
 
 
 def hears_someone(recorder: UtteranceRecorder, over_replies: bool) -> bool:
-    """``Pipeline.hearing``: whether someone may be speaking to the satellite. Waiting for
-    a follow-on does not count when speech is heard ``over_replies`` (a reply may start:
-    a person going on is heard over it)."""
+    """``Pipeline.hearing``: whether someone may be speaking to the satellite: after a
+    wake word, until the utterance and the follow-on window after it are over (in
+    continuous mode: during an utterance). Waiting for a follow-on does not count when
+    speech is heard ``over_replies`` (a reply may start: a person going on is heard over
+    it)."""
     if recorder.continuous:
         return recorder.phase is Phase.IN_SPEECH
     if over_replies and waiting_to_follow_on(recorder):
         return False
     return recorder.active
+
+
+def reset_stages(stages: Stages) -> None:
+    """``Pipeline.reset``'s stages: each back to its start."""
+    s = stages
+    for stage in (s.noise, s.wake_ears, s.gain, s.vad, s.wake, s.recorder, s.understanding):
+        if stage is not None:
+            stage.reset()

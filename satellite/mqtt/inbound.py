@@ -34,7 +34,7 @@ _LOGGER = logging.getLogger(__name__)
 #: Longest reason logged or answered for a rejection (a payload's field names may be long).
 MAX_REASON_CHARS = 200
 #: Inbound paths whose commands act; a retained one is rejected, not acted on.
-ACTING = frozenset({"control", "say", "response", "tts/request", "alert/ack"})
+ACTING = frozenset({"control", "say", "response", "tts/request", "alert/ack", "enrol"})
 
 
 class Inbound:

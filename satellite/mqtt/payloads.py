@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Self, cast
 
 from ..audio.chunk import AudioChunk
 from ..events import Event, EventDecodeError, event_from_dict, fields_from_dict, fields_to_dict
+from ..stt.settings import SPEAKER_NAME
 
 #: Largest incoming payload accepted, bytes (the contract's 64 KiB).
 MAX_PAYLOAD_BYTES = 64 * 1024
@@ -28,6 +29,9 @@ _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 #: A lone UTF-16 surrogate (JSON's unpaired ``\ud800`` escape): no UTF-8 for it exists.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 CONTROL_COMMANDS = ("mute", "unmute", "stop", "volume", "wake_words")
+ENROL_ACTIONS = ("start", "cancel")
+#: How many sentences an enrolment by voice may ask for.
+MIN_PROMPTS, MAX_PROMPTS = 5, 20
 #: A wake word model id, as ``info.wake_words`` lists them.
 _WAKE_WORD = re.compile(r"[a-z0-9_]{1,64}")
 STATES = ("idle", "listening", "processing", "responding", "muted")
@@ -188,6 +192,32 @@ class Control(Payload):
 
 
 @dataclass(frozen=True)
+class EnrolRequest(Payload):
+    """``enrol``: learn ``speaker``'s voice by voice (``action`` ``start``: the satellite
+    says ``prompts`` sentences, 5-20, and the person says each back; see
+    satellite/enrol/prompted.py), or ``cancel`` an enrolment under way."""
+
+    topic: ClassVar[str] = "enrol"
+
+    action: str
+    speaker: str | None = None
+    prompts: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.action not in ENROL_ACTIONS:
+            raise PayloadError(f"enrol.action: must be one of {', '.join(ENROL_ACTIONS)}")
+        if self.action == "start" and (
+            self.speaker is None or not re.fullmatch(SPEAKER_NAME, self.speaker)
+        ):
+            raise PayloadError(
+                "enrol.speaker: give the speaker's name (letters, digits, - and _, at most "
+                "40, starting with a letter or digit) with 'start'"
+            )
+        if self.prompts is not None and not MIN_PROMPTS <= self.prompts <= MAX_PROMPTS:
+            raise PayloadError(f"enrol.prompts: give {MIN_PROMPTS} to {MAX_PROMPTS}")
+
+
+@dataclass(frozen=True)
 class AlertAck(Payload):
     """``alert/ack``: Home Assistant fired the event of the open alert ``id``; close it.
 
@@ -211,11 +241,12 @@ class PlayRequest:
 
 
 #: The JSON commands (decode_inbound); with ``play/<id>`` (media.py) every command.
-JsonCommand = SayRequest | TtsRequest | SpokenResponse | Slots | Control | AlertAck
+JsonCommand = SayRequest | TtsRequest | SpokenResponse | Slots | Control | AlertAck | EnrolRequest
 Command = JsonCommand | PlayRequest
 
 INBOUND: dict[str, type[Payload]] = {
-    cls.topic: cls for cls in (SayRequest, TtsRequest, SpokenResponse, Slots, Control, AlertAck)
+    cls.topic: cls
+    for cls in (SayRequest, TtsRequest, SpokenResponse, Slots, Control, AlertAck, EnrolRequest)
 }
 
 

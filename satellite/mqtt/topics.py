@@ -62,6 +62,7 @@ ROUTES: dict[str, Route] = {
     "prosody": Route("prosody"),
     "alert": Route("alert", qos=1),
     "alert_cleared": Route("alert/cleared", qos=1),
+    "enrolment": Route("enrolment", qos=1),
 }
 
 
