@@ -44,4 +44,6 @@ ALERT_HELP: Final = "help"
 #: Ids of fired alerts remembered (in HA's storage) so each fires once.
 FIRED_ALERT_IDS: Final = 512
 SERVICE_CLEAR_HELP: Final = "clear_help_request"
+SERVICE_ENROL: Final = "enrol_speaker"
+SERVICE_CANCEL_ENROL: Final = "cancel_enrolment"
 ALERT_RUSHED_SPEECH: Final = "rushed_speech"

@@ -21,6 +21,7 @@ from .controls import SatelliteControls
 from .messages import (
     AlertClearedMessage,
     AlertMessage,
+    EnrolmentMessage,
     HelpMessage,
     IntentMessage,
     MessageError,
@@ -64,6 +65,7 @@ class PocketSatellite:
         self.last_alert_cleared: AlertClearedMessage | None = None
         self.last_help: HelpMessage | None = None
         self.last_prosody: ProsodyMessage | None = None
+        self.last_enrolment: EnrolmentMessage | None = None
         #: The satellite's latest counters and gauges (``metrics``), for diagnostics.
         self.metrics: MetricsMessage | None = None
         self.rejected: dict[str, int] = {}
@@ -137,6 +139,7 @@ class PocketSatellite:
             EVENT_ALERT_CLEARED, {**self.event_data, "kind": ALERT_HELP, "id": help_id}
         )
         self._notify("help_cleared")
+
     @callback
     def notify(self, kind: str) -> None:
         """Tell ``kind``'s listeners (for what is kept outside this class: controls.py)."""
@@ -238,6 +241,15 @@ class PocketSatellite:
     async def async_control(self, command: str) -> None:
         """Publish a ``control`` command without a value (``stop``, ``mute``, ``unmute``)."""
         await self._publish("control", {"command": command})
+
+    async def async_enrol(self, speaker: str | None, prompts: int | None) -> None:
+        """Start learning ``speaker``'s voice by voice (None: cancel the enrolment)."""
+        request: dict[str, Any] = {"action": "cancel" if speaker is None else "start"}
+        if speaker is not None:
+            request["speaker"] = speaker
+            if prompts is not None:
+                request["prompts"] = prompts
+        await self._publish("enrol", request)
 
     async def async_publish_slots(self, names: list[str], areas: list[str]) -> None:
         """Publish the exposed names and areas, retained, on ``slots``."""

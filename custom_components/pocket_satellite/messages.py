@@ -10,7 +10,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from .const import MAX_PAYLOAD_BYTES
 
@@ -111,11 +111,7 @@ class SatelliteInfo:
             "capabilities": list(self.capabilities),
             "protocol": self.protocol,
             "area": self.area,
-            **(
-                {}
-                if self.grammar is None
-                else dict(zip(_GRAMMAR_KEYS, self.grammar, strict=True))
-            ),
+            **({} if self.grammar is None else dict(zip(_GRAMMAR_KEYS, self.grammar, strict=True))),
         }
 
 
@@ -288,6 +284,39 @@ class ProsodyMessage:
             judged=judged,
             syllables_per_second=_opt_num(data, "syllables_per_second"),
             ratio=_opt_num(data, "ratio"),
+        )
+
+
+#: What an enrolment by voice can be doing (``enrolment``).
+ENROLMENT_STATES: Final = ("prompting", "adapting", "done", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class EnrolmentMessage:
+    """``enrolment``: an enrolment by voice moved on (the ``enrol_speaker`` action)."""
+
+    speaker: str
+    state: str
+    prompt: int
+    prompts: int
+    kept: int
+    sentence: str
+    error: str
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> EnrolmentMessage:
+        """Check and build."""
+        state = _str(data, "state")
+        if state not in ENROLMENT_STATES:
+            raise MessageError(f"state: expected one of {', '.join(ENROLMENT_STATES)}")
+        return cls(
+            speaker=_str(data, "speaker"),
+            state=state,
+            prompt=_int(data, "prompt"),
+            prompts=_int(data, "prompts"),
+            kept=_int(data, "kept"),
+            sentence=_str(data, "sentence"),
+            error=_str(data, "error"),
         )
 
 

@@ -1,9 +1,10 @@
-"""Sensors: what the satellite is doing, speech rate and the last intent."""
+"""Sensors: what the satellite is doing, speech rate, the last intent and enrolment."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from homeassistant.components.sensor import (
     SensorDeviceClass,
@@ -17,7 +18,7 @@ from homeassistant.helpers.typing import StateType
 
 from .device import PocketSatellite
 from .entity import PocketSatelliteEntity
-from .messages import STATES
+from .messages import ENROLMENT_STATES, STATES
 from .models import PocketConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -29,6 +30,7 @@ class PocketSensorDescription(SensorEntityDescription):
 
     value_fn: Callable[[PocketSatellite], StateType]
     listen_to: tuple[str, ...]
+    attrs_fn: Callable[[PocketSatellite], dict[str, Any] | None] = lambda _: None
 
 
 SENSORS = (
@@ -57,6 +59,15 @@ SENSORS = (
         value_fn=lambda s: None if s.last_intent is None else s.last_intent.intent,
         listen_to=("intent",),
     ),
+    PocketSensorDescription(
+        key="enrolment",
+        translation_key="enrolment",
+        device_class=SensorDeviceClass.ENUM,
+        options=list(ENROLMENT_STATES),
+        value_fn=lambda s: None if s.last_enrolment is None else s.last_enrolment.state,
+        attrs_fn=lambda s: None if s.last_enrolment is None else vars(s.last_enrolment),
+        listen_to=("enrolment",),
+    ),
 )
 
 
@@ -83,3 +94,8 @@ class PocketSensor(PocketSatelliteEntity, SensorEntity):
     def native_value(self) -> StateType:
         """The latest value."""
         return self.entity_description.value_fn(self.satellite)
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any] | None:
+        """What goes with it (an enrolment's speaker, prompt, sentence, error)."""
+        return self.entity_description.attrs_fn(self.satellite)

@@ -15,6 +15,7 @@ from .messages import (
     ActiveAlerts,
     AlertClearedMessage,
     AlertMessage,
+    EnrolmentMessage,
     HelpMessage,
     IntentMessage,
     MetricsMessage,
@@ -159,6 +160,12 @@ TOPICS: Final = (
     ),
     TopicRow(path="prosody", parse=ProsodyMessage.parse, keep="last_prosody", kind="prosody"),
     TopicRow(path="say/done", parse=SayDoneMessage.parse, hand_off=_finish_say),
+    TopicRow(
+        path="enrolment",
+        parse=EnrolmentMessage.parse,
+        keep="last_enrolment",
+        kind="enrolment",
+    ),
     TopicRow(path="metrics", parse=MetricsMessage.parse, keep="metrics", retained=True),
 )
 
