@@ -59,6 +59,9 @@ class CommandHandling:
     def _enrol(self, command: EnrolRequest) -> None:
         raise NotImplementedError
 
+    def _enrol_muted(self) -> None:
+        raise NotImplementedError
+
     def handle(self, command: Command) -> None:
         """Act on one validated command."""
         self.handled.append(command)
@@ -101,6 +104,7 @@ class CommandHandling:
         if command.command == "mute":
             self.muted = True
             self.pipeline.reset()
+            self._enrol_muted()
             self._set_state("muted")
         elif command.command == "unmute":
             self.muted = False

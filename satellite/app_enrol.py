@@ -57,6 +57,7 @@ class EnrolHandling:
     events: EventSink
     _listen_after_reply: bool
     _now: float
+    muted: bool
     #: Where enrolments go (None: enrolment by voice is not offered).
     enrol_place: EnrolPlace | None = None
     #: The enrolment under way, until its takes are all heard.
@@ -88,6 +89,8 @@ class EnrolHandling:
         busy = self.enrolment is not None or self._adapting is not None
         why = "" if not busy else "an enrolment is under way. Fix: cancel it first, or wait"
         place = self.enrol_place
+        if self.muted:
+            why = "the microphone is muted. Fix: unmute the satellite, then start again"
         if place is None:
             why = "enrolment by voice needs stt.engine pocketsphinx (its model is adapted)"
         if why or place is None:
@@ -232,6 +235,11 @@ class EnrolHandling:
         if say:
             self._say(SpeakJob(say))
         self.events.publish_event(session.event(state, self._now, error))
+
+    def _enrol_muted(self) -> None:
+        """The microphone was muted: no take can be heard, so the enrolment ends."""
+        if self.enrolment is not None:
+            self._end_enrolment("cancelled", "", error="the microphone was muted")
 
     def _enrol_close(self, timeout: float) -> None:
         """Let an adaptation under way finish (the app is closing)."""

@@ -6,19 +6,13 @@ answering each prompt once the satellite has said it, and the real sphinxtrain t
 from __future__ import annotations
 
 import json
-import queue
-import time
-from collections.abc import Callable, Iterator
+import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from satellite.actions import Action, AnswerDue
-from satellite.app import SatelliteApp
 from satellite.app_enrol import EnrolPlace
-from satellite.audio.chunk import AudioChunk
-from satellite.audio.io import NullSink
 from satellite.config import Config
 from satellite.enrol.inputs import recordings
 from satellite.enrol.prompted import (
@@ -28,28 +22,24 @@ from satellite.enrol.prompted import (
     spoken_prompts,
     takes_dir,
 )
-from satellite.events import EnrolmentChanged, Event, StateChanged, UtteranceEnded
-from satellite.mqtt.payloads import Command, EnrolRequest, PayloadError, decode_inbound
+from satellite.events import EnrolmentChanged, UtteranceEnded
+from satellite.mqtt.payloads import Control, EnrolRequest, PayloadError, decode_inbound
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.nlu.help_answers import HELP
-from satellite.pipeline import build_pipeline
 from satellite.stt.speakers import MLLR_FILE, enrolled
-from satellite.tts.espeak import EspeakEngine
-from satellite.understanding import build_understanding
-from satellite.understanding.dialogue import Dialogue
 from tests import corpus, synth
 from tests.app_harness import Published
+from tests.cli_support import run_command
+from tests.enrol_by_voice_support import Answer, enrol_app, enrol_by_voice
+from tests.enrol_support import write_wav
+from tests.mqtt_support import Probe, have_mosquitto, run_config, running_broker
 from tests.test_enrol import needs_tools
 
 #: The person who enrols (a recorded-speech voice: not the satellite's own eSpeak NG).
 PERSON = corpus.Voice("flite", "slt", 1.0)
 PROMPTS = 6
-#: The room heard before the enrolment is asked for, s.
-ROOM_SECONDS = 3.0
-#: The most audio a run may take, s (a loop that never ends fails instead of hanging).
-LONGEST_SECONDS = 240.0
-#: What the person says for a prompt (its event), or None: the prompt itself.
-Answer = Callable[[EnrolmentChanged], str | None]
+#: The quiet room ``run`` hears in real time, s.
+QUIET_SECONDS = 6.0
 
 
 def test_the_prompts_said_hold_no_word_of_a_call_for_help() -> None:
@@ -92,67 +82,9 @@ def test_a_bad_enrol_request_says_what_to_fix(payload: dict[str, object], fix: s
         decode_inbound("enrol", json.dumps(payload).encode())
 
 
-def _app(config: Config, place: EnrolPlace) -> tuple[SatelliteApp, Published, list[Action]]:
-    understanding = build_understanding(config, use_llm=False)
-    pipeline = build_pipeline(config, understanding=understanding)
-    published, done = Published(), list[Action]()
-    inbox: queue.Queue[Command] = queue.Queue()
-    app = SatelliteApp(
-        pipeline,
-        published,
-        inbox,
-        EspeakEngine(),
-        NullSink(),
-        lambda *_: None,
-        dialogue=Dialogue(question=understanding.question),
-        on_action=done.append,
-        enrol_place=place,
-    )
-    return app, published, done
-
-
-def _person(app: SatelliteApp, published: Published, answer: Answer) -> Iterator[AudioChunk]:
-    """The microphone: a quiet room (heard a while before the enrolment is asked for, as
-    by a satellite that has been running), and the person saying each prompt back once
-    the satellite has said it (``answer``), until the enrolment has ended."""
-    answered = 0
-    at = 0.0
-    while at < LONGEST_SECONDS:
-        if at >= ROOM_SECONDS and not app.handled:
-            app.inbox.put(EnrolRequest("start", "gran", PROMPTS))
-        while not app.voice.idle():
-            time.sleep(0.005)
-        steps = [e for e in published.events if isinstance(e, EnrolmentChanged)]
-        last = steps[-1] if steps else None
-        if last is not None and last.state not in ("prompting", "adapting"):
-            return
-        audio = synth.silence(0.1)
-        if last is not None and last.state == "prompting" and len(steps) > answered:
-            asked = published.events.index(last)
-            if not _listening_since(published.events[asked:]):
-                audio = synth.silence(0.01)  # the prompt is still to be said
-            else:
-                answered = len(steps)
-                said = corpus.speak(PERSON, answer(last) or last.sentence)
-                audio = np.concatenate([synth.silence(0.5), said, synth.silence(1.5)])
-        audio = audio + synth.white_noise(len(audio) / synth.RATE, 30.0, seed=answered)
-        for chunk in synth.mic_chunks(audio):
-            yield AudioChunk.from_int16(chunk.to_int16(), timestamp_seconds=at)
-            at += chunk.seconds
-    raise AssertionError("the enrolment did not end")
-
-
-def _listening_since(events: list[Event]) -> bool:
-    """Whether the satellite has begun listening (having said what it asked)."""
-    return any(isinstance(e, StateChanged) and e.state == "listening" for e in events)
-
-
 def _enrol(tmp_path: Path, answer: Answer) -> tuple[Published, list[Action]]:
-    app, published, done = _app(Config(), EnrolPlace(str(tmp_path)))
-    try:
-        app.run(_person(app, published, answer))
-    finally:
-        app.close()
+    request = EnrolRequest("start", "gran", PROMPTS)
+    published, done, _ = enrol_by_voice(Config(), tmp_path, request, PERSON, answer=answer)
     return published, done
 
 
@@ -193,7 +125,7 @@ def test_a_call_for_help_during_an_enrolment_ends_it_and_goes_out(tmp_path: Path
 def test_an_enrolment_is_refused_with_a_reason_while_another_is_under_way(
     tmp_path: Path,
 ) -> None:
-    app, published, _ = _app(Config(), EnrolPlace(str(tmp_path)))
+    app, published, _ = enrol_app(Config(), EnrolPlace(str(tmp_path)))
     try:
         app.handle(EnrolRequest("start", "gran", 5))
         app.handle(EnrolRequest("start", "grandad", 5))
@@ -207,3 +139,58 @@ def test_an_enrolment_is_refused_with_a_reason_while_another_is_under_way(
         ("gran", "cancelled"),
     ]
     assert "under way" in steps[1].error
+
+
+def test_muting_the_satellite_ends_an_enrolment_and_none_starts_while_muted(
+    tmp_path: Path,
+) -> None:
+    app, published, _ = enrol_app(Config(), EnrolPlace(str(tmp_path)))
+    try:
+        app.handle(EnrolRequest("start", "gran", 5))
+        app.handle(Control("mute"))
+        app.handle(EnrolRequest("start", "gran", 5))
+    finally:
+        app.close()
+    steps = [e for e in published.events if isinstance(e, EnrolmentChanged)]
+    assert [e.state for e in steps] == ["prompting", "cancelled", "failed"]
+    assert "muted" in steps[1].error and "unmute" in steps[2].error
+    assert app.enrolment is None
+
+
+@pytest.mark.skipif(
+    not (have_mosquitto() and synth.have_espeak()), reason="needs mosquitto and espeak-ng"
+)
+def test_pocket_satellite_run_takes_an_enrol_request_from_the_broker(tmp_path: Path) -> None:
+    """The product path: ``pocket-satellite run`` on a real-time quiet room, a real
+    Mosquitto; ``enrol`` published by "Home Assistant" comes back as ``enrolment``."""
+    quiet = tmp_path / "quiet.wav"
+    write_wav(quiet, synth.white_noise(QUIET_SECONDS, 15.0))
+    config = tmp_path / "satellite.yaml"
+    base = "pocket_satellite/pocket_satellite"
+    with running_broker(tmp_path / "broker") as broker:
+        speakers = tmp_path / "speakers"
+        extra = f"stt:\n  speakers_dir: {speakers}\n"
+        config.write_text(run_config(broker.port, tmp_path, 'output: "null"', extra))
+        probe = Probe(broker.port, (f"{base}/#",))
+        args = ["run", "--config", str(config), "--input", str(quiet), "--realtime"]
+        outcome: list[tuple[int, list[dict[str, object]], str]] = []
+        runner = threading.Thread(target=lambda: outcome.append(run_command(*args)))
+        try:
+            runner.start()
+            probe.wait_for(f"{base}/info", timeout=60)  # online: its commands subscribed
+            request = {"action": "start", "speaker": "gran", "prompts": 5}
+            probe.publish(f"{base}/enrol", json.dumps(request))
+            first = probe.wait_for(f"{base}/enrolment").json()
+            runner.join(QUIET_SECONDS + 60)
+        finally:
+            probe.close()
+    assert [code for code, _, _ in outcome] == [0], outcome
+    assert (first["state"], first["speaker"], first["prompt"], first["prompts"]) == (
+        "prompting",
+        "gran",
+        1,
+        5,
+    )
+    assert first["sentence"] == spoken_prompts(5)[0]
+    assert {"id", "time"} <= set(first)  # through the link's envelope
+    assert takes_dir(speakers, "gran").is_dir()

@@ -1,0 +1,121 @@
+"""Enrolment by voice as a person does it: the app with the real pipeline and
+recognizer, eSpeak NG saying the prompts into no output, and a person (a corpus voice, in
+a quiet or reverberant room) saying each prompt back once the satellite listens. Shared
+by tests/test_enrol_by_voice.py and bench/enrol_by_voice.py."""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from satellite.actions import Action
+from satellite.app import SatelliteApp
+from satellite.app_enrol import EnrolPlace
+from satellite.audio.chunk import AudioChunk
+from satellite.audio.io import NullSink
+from satellite.config import Config
+from satellite.events import EnrolmentChanged, Event, StateChanged
+from satellite.mqtt.payloads import Command, EnrolRequest
+from satellite.pipeline import build_pipeline
+from satellite.tts.espeak import EspeakEngine
+from satellite.understanding import build_understanding
+from satellite.understanding.dialogue import Dialogue
+from tests import corpus, synth
+from tests.app_harness import Published
+from tests.understand import FLOOR_RMS
+
+#: The room heard before the enrolment is asked for, s (a satellite that has been running).
+ROOM_SECONDS = 3.0
+#: The most audio a run may take, s (a loop that never ends fails instead of hanging).
+LONGEST_SECONDS = 600.0
+QUIET = corpus.Room("clean")
+#: What the person says for a prompt (its event), or None: the prompt itself.
+Answer = Callable[[EnrolmentChanged], str | None]
+
+
+def enrol_app(config: Config, place: EnrolPlace) -> tuple[SatelliteApp, Published, list[Action]]:
+    """The app with a dialogue, offering enrolment by voice into ``place``: the app, what
+    it publishes and what it does."""
+    understanding = build_understanding(config, use_llm=False)
+    pipeline = build_pipeline(config, understanding=understanding)
+    published, done = Published(), list[Action]()
+    inbox: queue.Queue[Command] = queue.Queue()
+    app = SatelliteApp(
+        pipeline,
+        published,
+        inbox,
+        EspeakEngine(),
+        NullSink(),
+        lambda *_: None,
+        dialogue=Dialogue(question=understanding.question),
+        on_action=done.append,
+        enrol_place=place,
+    )
+    return app, published, done
+
+
+def listening_since(events: list[Event]) -> bool:
+    """Whether the satellite has begun listening (having said what it asked)."""
+    return any(isinstance(e, StateChanged) and e.state == "listening" for e in events)
+
+
+def person(
+    app: SatelliteApp,
+    published: Published,
+    request: EnrolRequest,
+    voice: corpus.Voice,
+    room: corpus.Room,
+    answer: Answer,
+) -> Iterator[AudioChunk]:
+    """The microphone: the room for ``ROOM_SECONDS``, then ``request``, and the person
+    saying each prompt back (``answer``) once the satellite listens, until it has ended."""
+    answered = 0
+    at = 0.0
+    while at < LONGEST_SECONDS:
+        if at >= ROOM_SECONDS and not app.handled:
+            app.inbox.put(request)
+        while not app.voice.idle():
+            time.sleep(0.005)
+        steps = [e for e in published.events if isinstance(e, EnrolmentChanged)]
+        last = steps[-1] if steps else None
+        if last is not None and last.state not in ("prompting", "adapting"):
+            return
+        audio = synth.silence(0.1)
+        if last is not None and last.state == "prompting" and len(steps) > answered:
+            if not listening_since(published.events[published.events.index(last) :]):
+                audio = synth.silence(0.01)  # the prompt is still to be said
+            else:
+                answered = len(steps)
+                said = corpus.speak(voice, answer(last) or last.sentence)
+                audio = np.concatenate([synth.silence(0.5), said, synth.silence(1.5)])
+                audio = corpus.in_room(audio, room, answered, reference=said)
+        audio = audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=answered)
+        for chunk in synth.mic_chunks(audio):
+            yield AudioChunk.from_int16(chunk.to_int16(), timestamp_seconds=at)
+            at += chunk.seconds
+    raise AssertionError("the enrolment did not end")
+
+
+def enrol_by_voice(
+    config: Config,
+    speakers_dir: Path,
+    request: EnrolRequest,
+    voice: corpus.Voice,
+    room: corpus.Room = QUIET,
+    answer: Answer = lambda _: None,
+) -> tuple[Published, list[Action], float]:
+    """``request`` carried out by the app, ``voice`` answering in ``room``: what it
+    published and did, and when it ended (its last ``enrolment`` event, audio seconds,
+    the room's ``ROOM_SECONDS`` before it included)."""
+    app, published, done = enrol_app(config, EnrolPlace(str(speakers_dir)))
+    chunks = person(app, published, request, voice, room, answer)
+    try:
+        app.run(chunks)
+    finally:
+        app.close()
+    ended = [e.timestamp_seconds for e in published.events if isinstance(e, EnrolmentChanged)]
+    return published, done, max(ended, default=0.0)
