@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from satellite.actions import Action
 from satellite.app import SatelliteApp
+from satellite.app_enrol import EnrolPlace
 from satellite.audio.chunk import AudioChunk
 from satellite.audio.io import NullSink
 from satellite.config import Config
@@ -31,10 +32,11 @@ class Published:
 
 
 def dialogue_app(
-    pipeline: Pipeline, dialogue: Dialogue | None = None
+    pipeline: Pipeline, dialogue: Dialogue | None = None, enrol_place: EnrolPlace | None = None
 ) -> tuple[SatelliteApp, Published, list[Action]]:
     """The app on ``pipeline`` with ``dialogue`` (a new one by default), speaking with
-    eSpeak NG into no output: the app, what it publishes and what it does."""
+    eSpeak NG into no output (offering enrolment by voice into ``enrol_place``): the app,
+    what it publishes and what it does."""
     published, done = Published(), list[Action]()
     inbox: queue.Queue[Command] = queue.Queue()
     app = SatelliteApp(
@@ -46,6 +48,7 @@ def dialogue_app(
         lambda *_: None,
         dialogue=dialogue if dialogue is not None else Dialogue(),
         on_action=done.append,
+        enrol_place=enrol_place,
     )
     return app, published, done
 

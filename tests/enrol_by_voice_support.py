@@ -5,7 +5,6 @@ by tests/test_enrol_by_voice.py and bench/enrol_by_voice.py."""
 
 from __future__ import annotations
 
-import queue
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,16 +15,14 @@ from satellite.actions import Action
 from satellite.app import SatelliteApp
 from satellite.app_enrol import EnrolPlace
 from satellite.audio.chunk import AudioChunk
-from satellite.audio.io import NullSink
 from satellite.config import Config
 from satellite.events import EnrolmentChanged, Event, StateChanged
-from satellite.mqtt.payloads import Command, EnrolRequest
+from satellite.mqtt.payloads import EnrolRequest
 from satellite.pipeline import build_pipeline
-from satellite.tts.espeak import EspeakEngine
 from satellite.understanding import build_understanding
 from satellite.understanding.dialogue import Dialogue
 from tests import corpus, synth
-from tests.app_harness import Published
+from tests.app_harness import Published, dialogue_app
 from tests.understand import FLOOR_RMS
 
 #: The room heard before the enrolment is asked for, s (a satellite that has been running).
@@ -42,20 +39,7 @@ def enrol_app(config: Config, place: EnrolPlace) -> tuple[SatelliteApp, Publishe
     it publishes and what it does."""
     understanding = build_understanding(config, use_llm=False)
     pipeline = build_pipeline(config, understanding=understanding)
-    published, done = Published(), list[Action]()
-    inbox: queue.Queue[Command] = queue.Queue()
-    app = SatelliteApp(
-        pipeline,
-        published,
-        inbox,
-        EspeakEngine(),
-        NullSink(),
-        lambda *_: None,
-        dialogue=Dialogue(question=understanding.question),
-        on_action=done.append,
-        enrol_place=place,
-    )
-    return app, published, done
+    return dialogue_app(pipeline, Dialogue(question=understanding.question), place)
 
 
 def listening_since(events: list[Event]) -> bool:
