@@ -42,7 +42,8 @@ TOPICS = sorted(INBOUND)
 EXAMPLES = {
     spec["topic"]: spec["examples"]
     for spec in (
-        golden(n) for n in ("say", "tts_request", "response", "slots", "control", "alert_ack")
+        golden(n)
+        for n in ("say", "tts_request", "response", "slots", "control", "alert_ack", "enrol")
     )
 }
 _ODD_VALUES: list[Any] = [
