@@ -2,6 +2,8 @@
 lift command accuracy as much as one enrolled from recordings?
 
 Run on one core:  taskset -c 1 python bench/enrol_by_voice.py [--step 2] [--room reverb]
+(``--room`` clean, reverb, or a noisy room KIND:SNR such as white:20 or babble:20, whose
+noise goes on all along, SNR dB below the person's speech).
 
 For each voice (one per family) in the room: the whole enrolment by voice through the app
 (tests/enrol_by_voice_support.py: the real pipeline and recognizer, eSpeak NG saying each
@@ -63,12 +65,11 @@ def by_voice(voice: corpus.Voice, room: corpus.Room, speakers: Path) -> dict[str
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--step", type=int, default=2, help="every STEP-th command")
-    parser.add_argument("--room", default="reverb", help="clean or reverb")
+    parser.add_argument("--room", default="reverb", help="clean, reverb, or KIND:SNR (white:20)")
     parser.add_argument("--voices", type=int, default=len(VOICES), help="the first N voices")
     args = parser.parse_args()
-    if args.room not in ("clean", "reverb"):
-        parser.error("--room: clean or reverb (a noisy room needs the noise between takes)")
-    room = corpus.Room(args.room)
+    kind, _, snr = args.room.partition(":")
+    room = corpus.Room(kind, float(snr) if snr else None)
     voices = corpus.available(VOICES[: args.voices])
     sessions: dict[str, dict[str, Any]] = {}
     rows: list[dict[str, Any]] = []
@@ -113,7 +114,7 @@ def main() -> int:
         "sessions": sessions,
         "rows": rows,
     }
-    name = "enrol_by_voice" + ("" if args.room == "reverb" else f"_{args.room}")
+    name = "enrol_by_voice" + ("" if args.room == "reverb" else f"_{kind}{snr}")
     print(write_results(name + ("" if args.step == 2 else f"_step{args.step}"), results))
     return 0
 

@@ -286,15 +286,20 @@ def in_room(audio: Float, room: Room, seed: int = 0, reference: Float | None = N
         return reverberate(audio, seed)
     if room.snr_db is None:
         raise ValueError(f"room {room.kind!r} needs an SNR")
-    makers = {"white": _white, "pink": pink_noise, "babble": babble, "tv": tv, "people": people}
-    if room.kind not in makers:
-        raise ValueError(
-            f"unknown room {room.kind!r}: use one of clean, reverb, {', '.join(makers)}"
-        )
     level = synth.active_rms(reference if reference is not None else audio)
-    noise = makers[room.kind](len(audio), seed) * (level / 10.0 ** (room.snr_db / 20.0))
-    mixed: Float = (audio + noise).astype(np.float32)
+    mixed: Float = (audio + noise_of(room, len(audio), seed, level)).astype(np.float32)
     return mixed
+
+
+def noise_of(room: Room, samples: int, seed: int, speech_rms: float) -> Float:
+    """``samples`` of ``room``'s noise, ``room.snr_db`` below speech of ``speech_rms``."""
+    makers = {"white": _white, "pink": pink_noise, "babble": babble, "tv": tv, "people": people}
+    if room.kind not in makers or room.snr_db is None:
+        raise ValueError(
+            f"room {room.kind!r} has no noise: use one of {', '.join(makers)} with an SNR"
+        )
+    noise: Float = makers[room.kind](samples, seed) * (speech_rms / 10.0 ** (room.snr_db / 20.0))
+    return noise
 
 
 def _white(samples: int, seed: int) -> Float:

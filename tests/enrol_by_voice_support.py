@@ -1,6 +1,6 @@
 """Enrolment by voice as a person does it: the app with the real pipeline and
 recognizer, eSpeak NG saying the prompts into no output, and a person (a corpus voice, in
-a quiet or reverberant room) saying each prompt back once the satellite listens. Shared
+a quiet, reverberant or noisy room) saying each prompt back once the satellite listens. Shared
 by tests/test_enrol_by_voice.py and bench/enrol_by_voice.py."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from satellite.app import SatelliteApp
 from satellite.app_enrol import EnrolPlace
 from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
+from satellite.enrol.prompted import spoken_prompts
 from satellite.events import EnrolmentChanged, Event, StateChanged
 from satellite.mqtt.payloads import EnrolRequest
 from satellite.pipeline import build_pipeline
@@ -27,6 +28,8 @@ from tests.understand import FLOOR_RMS
 
 #: The room heard before the enrolment is asked for, s (a satellite that has been running).
 ROOM_SECONDS = 3.0
+#: The noise of a noisy room, looped, s.
+BED_SECONDS = 60.0
 #: The most audio a run may take, s (a loop that never ends fails instead of hanging).
 LONGEST_SECONDS = 600.0
 QUIET = corpus.Room("clean")
@@ -56,9 +59,11 @@ def person(
     answer: Answer,
 ) -> Iterator[AudioChunk]:
     """The microphone: the room for ``ROOM_SECONDS``, then ``request``, and the person
-    saying each prompt back (``answer``) once the satellite listens, until it has ended."""
+    saying each prompt back (``answer``) once the satellite listens, until it has ended.
+    A noisy room's noise goes on all along, ``room.snr_db`` below the person's speech."""
     answered = 0
     at = 0.0
+    bed = _noise_bed(voice, room)
     while at < LONGEST_SECONDS:
         if at >= ROOM_SECONDS and not app.handled:
             app.inbox.put(request)
@@ -76,12 +81,24 @@ def person(
                 answered = len(steps)
                 said = corpus.speak(voice, answer(last) or last.sentence)
                 audio = np.concatenate([synth.silence(0.5), said, synth.silence(1.5)])
-                audio = corpus.in_room(audio, room, answered, reference=said)
+                if bed is None:  # (a quiet or reverberant room)
+                    audio = corpus.in_room(audio, room, answered, reference=said)
         audio = audio + synth.white_noise(len(audio) / synth.RATE, FLOOR_RMS, seed=answered)
+        if bed is not None:
+            start = round(at * synth.RATE) % (len(bed) - len(audio))
+            audio = audio + bed[start : start + len(audio)]
         for chunk in synth.mic_chunks(audio):
             yield AudioChunk.from_int16(chunk.to_int16(), timestamp_seconds=at)
             at += chunk.seconds
     raise AssertionError("the enrolment did not end")
+
+
+def _noise_bed(voice: corpus.Voice, room: corpus.Room) -> synth.Float | None:
+    """A noisy room's noise for the whole session (looped), None in a quiet one."""
+    if room.snr_db is None:
+        return None
+    level = synth.active_rms(corpus.speak(voice, spoken_prompts(1)[0]))
+    return corpus.noise_of(room, round(BED_SECONDS * synth.RATE), 0, level)
 
 
 def enrol_by_voice(
