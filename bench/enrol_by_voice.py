@@ -38,11 +38,12 @@ from tests import corpus
 from tests.enrol_by_voice_support import ROOM_SECONDS, enrol_by_voice
 
 
-def by_voice(voice: corpus.Voice, room: corpus.Room, speakers: Path) -> dict[str, Any]:
-    """Enrol ``voice`` by voice in ``room`` into ``speakers``: what it came to."""
-    name = f"{voice.family}-{voice.name}-voice".replace("_", "-")
+def by_voice(voice: corpus.Voice, room: corpus.Room, speakers: Path, raw: bool) -> dict[str, Any]:
+    """Enrol ``voice`` by voice in ``room`` into ``speakers`` (``raw``: takes of the
+    microphone's audio, else as heard after the front end): what it came to."""
+    name = f"{voice.family}-{voice.name}-{'raw' if raw else 'heard'}".replace("_", "-")
     request = EnrolRequest("start", name, DEFAULT_PROMPTS)
-    published, _, ended = enrol_by_voice(Config(), speakers, request, voice, room)
+    published, _, ended = enrol_by_voice(Config(), speakers, request, voice, room, raw=raw)
     steps = [e for e in published.events if isinstance(e, EnrolmentChanged)]
     manifest_path = speakers / name / MANIFEST_FILE
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
@@ -67,6 +68,11 @@ def main() -> int:
     parser.add_argument("--step", type=int, default=2, help="every STEP-th command")
     parser.add_argument("--room", default="reverb", help="clean, reverb, or KIND:SNR (white:20)")
     parser.add_argument("--voices", type=int, default=len(VOICES), help="the first N voices")
+    parser.add_argument(
+        "--takes", choices=("raw", "heard", "both"), default="raw",
+        help="takes of the microphone's audio (the default), as heard after the front end, "
+        "or both, each enrolled apart",
+    )  # fmt: skip
     args = parser.parse_args()
     kind, _, snr = args.room.partition(":")
     room = corpus.Room(kind, float(snr) if snr else None)
@@ -76,14 +82,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-enrol-voice-") as tmp:
         work = Path(tmp)
         for voice in voices:
-            sessions[voice.label] = session = by_voice(voice, room, work / "speakers")
-            print(f"  enrolled {voice.label} by voice: {session}", flush=True)
+            plan: list[tuple[str, str | None]] = [("none", None)]
+            for raw in {"raw": (True,), "heard": (False,), "both": (True, False)}[args.takes]:
+                how = "by voice" + ("" if raw else " (heard)")
+                session = by_voice(voice, room, work / "speakers", raw)
+                sessions[f"{voice.label} {how}"] = session
+                print(f"  enrolled {voice.label} {how}: {session}", flush=True)
+                plan.append((how, session["speaker"] if session["outcome"] == "done" else None))
             recorded = enrol_voice(voice, room, work)
-            for how, speaker in (
-                ("none", None),
-                ("by voice", session["speaker"] if session["outcome"] == "done" else None),
-                ("recordings", recorded["speaker"]),
-            ):
+            for how, speaker in [*plan, ("recordings", recorded["speaker"])]:
                 if how != "none" and speaker is None:
                     continue
                 config = with_speaker(Config(), speaker, work / "speakers")
@@ -112,9 +119,11 @@ def main() -> int:
         "room": room.label,
         "command_step": args.step,
         "sessions": sessions,
+        "takes": args.takes,
         "rows": rows,
     }
     name = "enrol_by_voice" + ("" if args.room == "reverb" else f"_{kind}{snr}")
+    name += "" if args.takes == "raw" else f"_{args.takes}"
     print(write_results(name + ("" if args.step == 2 else f"_step{args.step}"), results))
     return 0
 

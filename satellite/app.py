@@ -141,7 +141,7 @@ class SatelliteApp(EnrolHandling, CommandHandling):
     def run(self, source: Iterable[AudioChunk]) -> None:
         """Process audio until the source ends or stop() is called."""
         self._set_state("muted" if self.muted else "idle", force=True)
-        for chunk in source:
+        for chunk in self._heard(source):  # (an enrolment keeps the microphone's audio)
             self._now = chunk.end_seconds
             self.poll()
             if self._stopping.is_set():

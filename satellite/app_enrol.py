@@ -14,11 +14,13 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .actions import Action, AnswerDue, HaIntentRequested
 from .app_contract import EventSink, FrameProcessor, SpeakJob
+from .audio.chunk import AudioChunk, to_pipeline_format
 from .enrol.adapt import Enrolment, enrol
 from .enrol.prompted import (
     ALL_SAID,
@@ -29,6 +31,7 @@ from .enrol.prompted import (
     MIN_KEPT,
     NOT_LEARNT,
     PromptedEnrolment,
+    raw_take,
 )
 from .errors import SatelliteError
 from .events import EnrolmentChanged, Event, ListeningTimeout, SpeechStarted, UtteranceEnded
@@ -48,6 +51,9 @@ class EnrolPlace:
 
     speakers_dir: str
     language: str = "en"
+    #: A take is the microphone's audio, as a recording for the CLI is (False: the audio
+    #: after the front end, as the recognizer hears it first).
+    raw_takes: bool = True
 
 
 class EnrolHandling:
@@ -78,6 +84,16 @@ class EnrolHandling:
         self.enrol_place = place
         self._takes = set()
         self._adapted = queue.Queue()
+        self._raw: list[AudioChunk] = []
+
+    def _heard(self, source: Iterable[AudioChunk]) -> Iterator[AudioChunk]:
+        """``source`` as the frame loop takes it; while an enrolment is under way, the
+        microphone's audio is kept for the takes (``EnrolPlace.raw_takes``)."""
+        for chunk in source:
+            place = self.enrol_place
+            if self.enrolment is not None and place is not None and place.raw_takes:
+                self._raw.append(to_pipeline_format(chunk))
+            yield chunk
 
     def _enrol(self, command: EnrolRequest) -> None:
         """Start or cancel an enrolment by voice."""
@@ -158,7 +174,8 @@ class EnrolHandling:
         for event in events:
             if isinstance(event, UtteranceEnded) and event.utterance_id in self._takes:
                 self.pipeline.end_follow_on()  # (the next prompt is said at once)
-                session.heard(event.audio, event.duration_seconds)
+                audio, self._raw = raw_take(event.audio, self._raw)
+                session.heard(audio, event.duration_seconds)
             elif isinstance(event, ListeningTimeout):
                 session.heard(None, 0.0)
             else:

@@ -108,11 +108,14 @@ def enrol_by_voice(
     voice: corpus.Voice,
     room: corpus.Room = QUIET,
     answer: Answer = lambda _: None,
+    raw: bool = True,
 ) -> tuple[Published, list[Action], float]:
-    """``request`` carried out by the app, ``voice`` answering in ``room``: what it
+    """``request`` carried out by the app, ``voice`` answering in ``room`` (``raw``:
+    ``EnrolPlace.raw_takes``): what it
     published and did, and when it ended (its last ``enrolment`` event, audio seconds,
     the room's ``ROOM_SECONDS`` before it included)."""
-    app, published, done = enrol_app(config, EnrolPlace(str(speakers_dir)))
+    place = EnrolPlace(str(speakers_dir), raw_takes=raw)
+    app, published, done = enrol_app(config, place)
     chunks = person(app, published, request, voice, room, answer)
     try:
         app.run(chunks)

@@ -9,16 +9,19 @@ import json
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from satellite.actions import Action, AnswerDue
 from satellite.app_enrol import EnrolPlace
+from satellite.audio.chunk import AudioChunk
 from satellite.config import Config
 from satellite.enrol.inputs import recordings
 from satellite.enrol.prompted import (
     HELP_WORDS,
     MIN_TAKE_SECONDS,
     PromptedEnrolment,
+    raw_take,
     spoken_prompts,
     takes_dir,
 )
@@ -194,3 +197,19 @@ def test_pocket_satellite_run_takes_an_enrol_request_from_the_broker(tmp_path: P
     assert first["sentence"] == spoken_prompts(5)[0]
     assert {"id", "time"} <= set(first)  # through the link's envelope
     assert takes_dir(speakers, "gran").is_dir()
+
+
+def test_a_take_is_the_microphones_audio_over_the_span_heard() -> None:
+    mic = (np.arange(48000) % 2000 - 1000).astype(np.int16)  # 3 s, every sample known
+    raw = [
+        AudioChunk.from_int16(mic[i : i + 1600], timestamp_seconds=i / 16000)
+        for i in range(0, len(mic), 1600)
+    ]
+    heard = AudioChunk.from_int16(np.zeros(16000, np.int16), timestamp_seconds=1.25)
+    take, later = raw_take(heard, raw)
+    assert take is not None and take.timestamp_seconds == 1.25
+    assert np.array_equal(take.to_int16(), mic[20000:36000])
+    assert later[0].timestamp_seconds == 2.2 and later[-1].end_seconds == 3.0
+    # not all of its span kept (the enrolment began during it): the take as heard
+    assert raw_take(heard, raw[15:])[0] is heard
+    assert raw_take(None, raw) == (None, raw)

@@ -21,6 +21,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..audio.chunk import AudioChunk
 from ..audio.wav import write_wav
 from ..events import EnrolmentChanged
@@ -132,3 +134,26 @@ class PromptedEnrolment:
     def _write_transcripts(self) -> None:
         lines = [f"{r.path.name}\t{r.text}" for r in self.kept]
         (self.folder / TRANSCRIPTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def raw_take(
+    heard: AudioChunk | None, raw: list[AudioChunk]
+) -> tuple[AudioChunk | None, list[AudioChunk]]:
+    """The microphone's audio (``raw``, pipeline-format chunks in order) over the span of
+    the take ``heard`` (after the front end), and the chunks after it, kept for the next
+    take. ``heard`` itself when ``raw`` does not cover its span (no raw audio kept)."""
+    if heard is None or not raw:
+        return heard, raw
+    start, end = heard.timestamp_seconds, heard.end_seconds
+    parts: list[bytes] = []
+    for chunk in raw:
+        begin, stop = max(start, chunk.timestamp_seconds), min(end, chunk.end_seconds)
+        if stop > begin:
+            first = round((begin - chunk.timestamp_seconds) * RATE_HZ) * 2
+            last = round((stop - chunk.timestamp_seconds) * RATE_HZ) * 2
+            parts.append(chunk.samples[first:last])
+    later = [chunk for chunk in raw if chunk.end_seconds > end]
+    samples = b"".join(parts)
+    if abs(len(samples) // 2 - heard.num_frames) > RATE_HZ // 100:  # (not all of it kept)
+        return heard, later
+    return AudioChunk.from_int16(np.frombuffer(samples, "<i2"), timestamp_seconds=start), later
