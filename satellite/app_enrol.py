@@ -175,8 +175,13 @@ class EnrolHandling:
             if isinstance(event, UtteranceEnded) and event.utterance_id in self._takes:
                 self.pipeline.end_follow_on()  # (the next prompt is said at once)
                 audio, self._raw = raw_take(event.audio, self._raw)
-                session.heard(audio, event.duration_seconds)
+                try:
+                    session.heard(audio, event.duration_seconds)
+                except OSError as err:  # (a full disk: said, and nothing else lost)
+                    self._end_enrolment("failed", NOT_LEARNT, error=f"cannot keep a take: {err}")
+                    return
             elif isinstance(event, ListeningTimeout):
+                self._raw = []
                 session.heard(None, 0.0)
             else:
                 continue
@@ -188,7 +193,7 @@ class EnrolHandling:
 
     def _adapt(self, session: PromptedEnrolment) -> None:
         """Every prompt asked: adapt to the takes in a worker thread."""
-        self.enrolment = None
+        self.enrolment, self._raw = None, []
         if len(session.kept) < MIN_KEPT:
             why = (
                 f"only {len(session.kept)} of {len(session.sentences)} sentences were heard "
@@ -246,7 +251,7 @@ class EnrolHandling:
         """End the enrolment under way (its takes are kept on disk, nothing adapted)."""
         session = self.enrolment
         assert session is not None
-        self.enrolment = None
+        self.enrolment, self._raw = None, []
         self._listen_after_reply = False
         self._stop_speaking()
         if say:

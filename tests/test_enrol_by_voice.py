@@ -213,3 +213,16 @@ def test_a_take_is_the_microphones_audio_over_the_span_heard() -> None:
     # not all of its span kept (the enrolment began during it): the take as heard
     assert raw_take(heard, raw[15:])[0] is heard
     assert raw_take(None, raw) == (None, raw)
+
+
+def test_a_take_that_cannot_be_kept_ends_the_enrolment_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_room_left(_: Path, __: AudioChunk) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("satellite.enrol.prompted.write_wav", no_room_left)
+    published, _ = _enrol(tmp_path, lambda _: None)
+    steps = [e for e in published.events if isinstance(e, EnrolmentChanged)]
+    assert [e.state for e in steps] == ["prompting", "failed"]
+    assert "cannot keep a take" in steps[-1].error and "No space left" in steps[-1].error
