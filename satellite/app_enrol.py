@@ -39,10 +39,12 @@ from .mqtt.payloads import EnrolRequest
 from .nlu.events import IntentRecognized
 from .nlu.help_answers import HELP
 from .queues import drain
+from .while_speaking import STOPPING
 
 _LOGGER = logging.getLogger(__name__)
-#: Intents that end an enrolment when heard sure in one of its takes.
-ENDING_INTENTS = frozenset({"Stop", "HassNevermind"})
+#: Intents that end an enrolment when heard sure in one of its takes (those that stop a
+#: reply: "stop", "never mind").
+ENDING_INTENTS = STOPPING
 
 
 @dataclass(frozen=True)
