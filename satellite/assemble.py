@@ -45,7 +45,7 @@ def assemble(
     pipeline = build_pipeline(config, understanding=understanding)
     echo = pipeline.stages.echo
     if echo is not None:  # what goes to the sound card is the echo canceller's reference
-        sink = EchoTap(sink, echo.played)
+        sink = EchoTap(sink, echo.played, flushed=echo.flushed)
     return SatelliteApp(
         pipeline,
         events,

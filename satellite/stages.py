@@ -85,15 +85,11 @@ def build_stages(
     echo = None
     stop_words = None
     if fe.echo.enabled:
-        latency_ms = fe.echo.latency_ms
         echo = EchoStage(
             make_echo_canceller(
                 fe.echo.engine, fe.echo.tail_ms, fe.echo.mdf_adaptation, fe.echo.residual_gate
             ),
-            latency_seconds=(
-                latency_ms if latency_ms is not None else config.player.device_queue_ms
-            )
-            / 1000,
+            latency_seconds=(fe.echo.latency_ms or 0) / 1000,
         )
         if fe.echo.hear_while_speaking:
             stop_words = StopWordSpotter(

@@ -158,7 +158,9 @@ def test_the_pipeline_builds_the_stage_from_the_config() -> None:
     on = validate({"frontend": {"echo": {"enabled": True, "engine": "speex"}}})
     stages = build_stages(on)
     assert isinstance(stages.echo, EchoStage)
-    assert stages.echo.latency_seconds == on.player.device_queue_ms / 1000
+    assert stages.echo.latency_seconds == 0.0  # the device's own delay: not known
+    later = validate({"frontend": {"echo": {"enabled": True, "latency_ms": 25}}})
+    assert build_stages(later).echo.latency_seconds == 0.025  # type: ignore[union-attr]
     assert build_stages(validate({})).echo is None
 
 

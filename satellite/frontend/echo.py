@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 import numpy as np
@@ -28,6 +29,12 @@ from .echo_mdf import MdfEchoCanceller
 TAIL_SECONDS = 0.5
 #: The reference is placed this much before the estimated moment it is heard, s.
 EARLY_SECONDS = 0.005
+#: The microphone clock's offset is the smallest seen over this much of its time, s:
+#: long enough to hold frames the loop took at once, short enough that a drifting
+#: crystal moves it little (100 ppm over 20 s: 2 ms).
+CLOCK_WINDOW_SECONDS = 20.0
+#: ... taken in this many blocks.
+CLOCK_BLOCKS = 4
 
 
 class EchoReference:
@@ -82,19 +89,41 @@ class EchoReference:
 class MicClock:
     """Maps the monotonic clock to microphone sample positions.
 
-    The frame loop tells it each frame's end (``heard``); the earliest offset seen
-    between the monotonic clock and the microphone's time is taken (a loop running
-    behind only makes the offset larger).
+    The frame loop tells it each frame's end (``heard``). The offset between the
+    monotonic clock and the microphone's time is the smallest seen (a loop running
+    behind only makes it larger), but only over the last ``window_seconds`` of the
+    microphone: a sound card's crystal is not the system's (tens of ppm apart), and a
+    capture overrun loses samples, so the true offset moves; the smallest ever seen
+    would place the reference later and later behind the echo (100 ppm: 0.36 s a
+    hour), where no canceller can use it.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        window_seconds: float = CLOCK_WINDOW_SECONDS,
+    ) -> None:
         self.clock = clock
+        #: Blocks of the microphone's time, each with the smallest offset seen in it.
+        self._block_seconds = window_seconds / CLOCK_BLOCKS
+        self._blocks: deque[tuple[int, float]] = deque(maxlen=CLOCK_BLOCKS)
         self._offset: float | None = None
 
     def heard(self, end_seconds: float) -> None:
         offset = self.clock() - end_seconds
-        if self._offset is None or offset < self._offset:
-            self._offset = offset
+        block = int(end_seconds // self._block_seconds)
+        blocks = self._blocks
+        while blocks and blocks[-1][0] > block:  # the microphone's time went back
+            blocks.pop()
+        if blocks and blocks[-1][0] == block:
+            if offset >= blocks[-1][1]:
+                return
+            blocks[-1] = (block, offset)
+        else:
+            blocks.append((block, offset))
+        while blocks[0][0] <= block - CLOCK_BLOCKS:
+            blocks.popleft()
+        self._offset = min(smallest for _, smallest in blocks)
 
     def position(self, monotonic_seconds: float) -> int | None:
         """The microphone sample heard at that moment (None before the first frame)."""
@@ -113,13 +142,16 @@ class EchoStage:
         canceller: EchoCanceller,
         reference: EchoReference | None = None,
         clock: MicClock | None = None,
-        latency_seconds: float = 0.06,
+        latency_seconds: float = 0.0,
     ) -> None:
         self.canceller = canceller
         self.reference = reference or EchoReference()
         self.clock = clock or MicClock()
-        #: From handing audio to the sound card to hearing it: the device queue, s.
+        #: From handing audio to a sound card that plays nothing to hearing it, s.
         self.latency_seconds = latency_seconds
+        #: Where the audio written next plays if the card has not run dry (None: never
+        #: played yet).
+        self._next_position: int | None = None
         self.frames_cancelled = 0
         #: Whether the last frame had the speaker's echo taken out (something played).
         self.cancelling = False
@@ -160,13 +192,28 @@ class EchoStage:
 
     def played(self, chunk: AudioChunk, written_at: float) -> None:
         """The player's thread handed ``chunk`` to the sound card at ``written_at``
-        (monotonic): it is heard ``latency_seconds`` later."""
+        (monotonic).
+
+        A write's return says little of when its audio plays: the device queue takes it
+        whenever a period of the card's ring frees (7-20 ms steps), and then the queue
+        ahead of it plays first. What does hold is that the card plays what it is given
+        without a gap, in order. So a chunk goes right after the one before it, unless
+        the card had run dry by the time it was written (a new reply, or synthesis fell
+        behind): then it plays as soon as it is written, ``latency_seconds`` later
+        (the device's own delay), and starts a new run."""
+        samples = self._to_pipeline_rate(chunk)
         # a little early: the filter learns a late start, but cannot use a late reference
-        heard_at = written_at + self.latency_seconds - EARLY_SECONDS
-        position = self.clock.position(heard_at)
-        if position is None:
+        earliest = self.clock.position(written_at + self.latency_seconds - EARLY_SECONDS)
+        if earliest is None:
             return  # no microphone yet
-        self.reference.push(self._to_pipeline_rate(chunk), position)
+        following = self._next_position
+        position = earliest if following is None or earliest >= following else following
+        self.reference.push(samples, position)
+        self._next_position = position + len(samples)
+
+    def flushed(self) -> None:
+        """What was queued for the card was dropped: the next write plays when written."""
+        self._next_position = None
 
     def _to_pipeline_rate(self, chunk: AudioChunk) -> Int16:
         """16 kHz, chunk by chunk: a streaming resampler would hand its output on late

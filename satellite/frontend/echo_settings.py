@@ -79,9 +79,11 @@ class EchoSettings(Section):
         "over replies were heard worse with it at RT60 0.6 s (see README)",
     )
     latency_ms: int | None = option(
-        None,
+        0,
         check_optional(check_integer(0, 1000, " ms")),
-        "From handing audio to the sound card to hearing it, ms (null: player.device_queue_ms)",
+        "From handing audio to a sound card that plays nothing to hearing it (the device's "
+        "own delay: its queues are followed), ms; 0 or null when unknown: the canceller "
+        "finds any further delay within its tail",
     )
     hear_while_speaking: bool = option(
         True,
