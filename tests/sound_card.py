@@ -26,7 +26,7 @@ from satellite.audio.alsa import ALSA_PERIODS
 from satellite.audio.chunk import FRAME_SAMPLES, PIPELINE_RATE_HZ, AudioChunk
 from satellite.audio.echo_tap import EchoTap
 from satellite.audio.io import NullSink
-from satellite.frontend.echo import CLOCK_WINDOW_SECONDS, EchoStage, MicClock
+from satellite.frontend.echo import EchoStage, MicClock
 from satellite.frontend.echo_engines import EchoCanceller
 from tests.room import Float, Room
 
@@ -46,6 +46,7 @@ class Crystals:
     speaker_ppm: float = 0.0  # + : the speaker plays faster than nominal
     mic_ppm: float = 0.0  # + : the microphone captures faster than nominal
     wake_ms: float = 0.3  # mean delay before a thread blocked on the card or queue runs
+    start_ms: float = 0.0  # the card starts playing up to this long after its first write
     seed: int = 0
 
     def speaker_rate(self, nominal_hz: int) -> float:
@@ -74,10 +75,11 @@ def play(
     start: float,
     crystals: Crystals,
     queue_items: int = 4,
+    rng: np.random.Generator | None = None,
 ) -> Playback:
     """Writes of ``writes`` samples each at ``rate_hz``, the first at system time ``start``
     (the player holds the whole reply, so it writes as fast as the queue takes)."""
-    rng = np.random.default_rng(crystals.seed)
+    rng = rng or np.random.default_rng(crystals.seed)
     item = FRAME_SAMPLES * rate_hz // PIPELINE_RATE_HZ
     ring = ALSA_PERIODS * FRAME_SAMPLES
     rate = crystals.speaker_rate(rate_hz)
@@ -99,7 +101,7 @@ def play(
             taken.append(got)
             written += min(item, length - offset)
             if not done:
-                device_start = got
+                device_start = got + rng.uniform(0, crystals.start_ms / 1000)
             need = written - ring  # the device must have played this much first
             fits = got
             if need > 0:
@@ -136,56 +138,71 @@ class SystemClock:
         return self.now
 
 
-def cancel_through_the_card(
-    canceller: EchoCanceller,
-    reply: Float,
-    rate_hz: int,
-    crystals: Crystals,
-    room: Room,
-    at_seconds: float,
-    latency_seconds: float = 0.0,
-    clock_window_seconds: float = CLOCK_WINDOW_SECONDS,
-) -> tuple[Float, Float]:
-    """A reply (int16 units at ``rate_hz``) played ``at_seconds`` after the microphone
-    started, through the real echo tap and stage; the microphone's frames and the
-    writes' returns reach them in system-time order. Returns the echo the microphone
-    heard and what the stage left of it, from the reply's start to 0.3 s after it."""
-    rng = np.random.default_rng(crystals.seed + 1)
-    clock = SystemClock()
-    stage = EchoStage(
-        canceller, clock=MicClock(clock, clock_window_seconds), latency_seconds=latency_seconds
-    )
-    tap = EchoTap(NullSink(), stage.played, clock=clock)
-    period = rate_hz * PERIOD_MS // 1000
-    output = np.concatenate([np.zeros(rate_hz * LEAD_IN_MS // 1000), reply])
-    writes = [rate_hz * LEAD_IN_MS // 1000] + [period] * math.ceil(len(reply) / period)
-    playback = play(writes, rate_hz, at_seconds, crystals)
-    first = int(at_seconds * PIPELINE_RATE_HZ) // FRAME_SAMPLES * FRAME_SAMPLES
-    count = round((playback.device_start - at_seconds + len(output) / rate_hz + 0.3) * 16000)
-    count = count // FRAME_SAMPLES * FRAME_SAMPLES
-    heard = acoustic_echo(output, rate_hz, playback.device_start, crystals, first, count)
-    echo = room.echo(heard)
-    mic = np.clip(np.round(echo), -32768, 32767).astype("<i2")
-    for end in range(FRAME_SAMPLES, first + 1, FRAME_SAMPLES * UPTIME_STRIDE):
-        clock.now = crystals.mic_time(end) + rng.exponential(LOOP_MS / 1000)
-        stage.clock.heard(end / PIPELINE_RATE_HZ)  # the hours before: the clock only
-    events = [(t, 1, w) for w, t in enumerate(playback.returned)]
-    for f in range(count // FRAME_SAMPLES):
-        end = first + (f + 1) * FRAME_SAMPLES
-        events.append((crystals.mic_time(end) + rng.exponential(LOOP_MS / 1000), 0, f))
-    out = np.zeros(count)
-    starts = np.cumsum([0, *writes])
-    for when, kind, index in sorted(events):
-        clock.now = when
-        if kind == 0:
-            span = slice(index * FRAME_SAMPLES, (index + 1) * FRAME_SAMPLES)
-            at = (first + span.start) / PIPELINE_RATE_HZ
-            frame = AudioChunk(PIPELINE_RATE_HZ, 2, 1, mic[span].tobytes(), at)
-            out[span] = np.frombuffer(stage.process(frame).samples, "<i2")
-        else:
-            piece = _int16(output[starts[index] : starts[index + 1]])
-            tap.write(AudioChunk(rate_hz, 2, 1, piece.tobytes(), 0.0))
-    return echo, out
+class ThroughTheCard:
+    """One satellite's echo stage behind one simulated card: replies played in turn
+    through the real echo tap, the microphone's frames and the writes' returns reaching
+    the stage in system-time order (the frames between replies tell the clock only)."""
+
+    def __init__(
+        self,
+        canceller: EchoCanceller,
+        rate_hz: int,
+        crystals: Crystals,
+        room: Room,
+        latency_seconds: float = 0.0,
+    ) -> None:
+        self.rate_hz = rate_hz
+        self.crystals = crystals
+        self.room = room
+        self.clock = SystemClock()
+        self.stage = EchoStage(
+            canceller,
+            clock=MicClock(self.clock),
+            latency_seconds=latency_seconds,
+        )
+        self.tap = EchoTap(NullSink(), self.stage.played, self.clock, self.stage.flushed)
+        self._rng = np.random.default_rng(crystals.seed + 1)
+        self._heard_to = 0  # microphone samples the loop has had
+
+    def _loop_delay(self) -> float:
+        return float(self._rng.exponential(LOOP_MS / 1000))
+
+    def reply(self, reply: Float, at_seconds: float) -> tuple[Float, Float]:
+        """A reply (int16 units at the card's rate) played ``at_seconds`` after the
+        microphone started. Returns the echo the microphone heard and what the stage
+        left of it, from the reply's start to 0.3 s after it."""
+        rate_hz, crystals = self.rate_hz, self.crystals
+        period = rate_hz * PERIOD_MS // 1000
+        output = np.concatenate([np.zeros(rate_hz * LEAD_IN_MS // 1000), reply])
+        writes = [rate_hz * LEAD_IN_MS // 1000] + [period] * math.ceil(len(reply) / period)
+        playback = play(writes, rate_hz, at_seconds, crystals, rng=self._rng)
+        first = int(at_seconds * PIPELINE_RATE_HZ) // FRAME_SAMPLES * FRAME_SAMPLES
+        seconds = playback.device_start - at_seconds + len(output) / rate_hz + 0.3
+        count = round(seconds * PIPELINE_RATE_HZ) // FRAME_SAMPLES * FRAME_SAMPLES
+        heard = acoustic_echo(output, rate_hz, playback.device_start, crystals, first, count)
+        echo = self.room.echo(heard)
+        mic = _int16(echo)
+        for end in range(self._heard_to + FRAME_SAMPLES, first + 1, FRAME_SAMPLES * UPTIME_STRIDE):
+            self.clock.now = crystals.mic_time(end) + self._loop_delay()
+            self.stage.clock.heard(end / PIPELINE_RATE_HZ)  # between replies: the clock only
+        self._heard_to = first + count
+        events = [(t, 1, w) for w, t in enumerate(playback.returned)]
+        for f in range(count // FRAME_SAMPLES):
+            end = first + (f + 1) * FRAME_SAMPLES
+            events.append((crystals.mic_time(end) + self._loop_delay(), 0, f))
+        out = np.zeros(count)
+        starts = np.cumsum([0, *writes])
+        for when, kind, index in sorted(events):
+            self.clock.now = when
+            if kind == 0:
+                span = slice(index * FRAME_SAMPLES, (index + 1) * FRAME_SAMPLES)
+                at = (first + span.start) / PIPELINE_RATE_HZ
+                frame = AudioChunk(PIPELINE_RATE_HZ, 2, 1, mic[span].tobytes(), at)
+                out[span] = np.frombuffer(self.stage.process(frame).samples, "<i2")
+            else:
+                piece = _int16(output[starts[index] : starts[index + 1]])
+                self.tap.write(AudioChunk(rate_hz, 2, 1, piece.tobytes(), 0.0))
+        return echo, out
 
 
 def _int16(x: Float) -> npt.NDArray[np.int16]:

@@ -13,10 +13,11 @@ from satellite.audio.echo_tap import EchoTap
 from satellite.audio.io import NullSink
 from satellite.frontend.echo import CLOCK_WINDOW_SECONDS, EchoStage, MicClock
 from satellite.frontend.echo import echo_return_loss_enhancement as erle
+from satellite.frontend.echo_drift import HALF
 from satellite.frontend.echo_engines import make_echo_canceller
 from tests import synth
 from tests.room import Float, Room, scale_to
-from tests.sound_card import Crystals, SystemClock, cancel_through_the_card, play
+from tests.sound_card import Crystals, SystemClock, ThroughTheCard, play
 
 RATE = 16000
 OUTPUT_HZ = 22050
@@ -91,9 +92,8 @@ def test_the_reply_is_taken_out_of_a_real_cards_microphone(
     microphone's frames as the loop gets them. Placed by each write's return, the
     reference had the reply in pieces 7-20 ms out of place (1-2 dB taken out); an hour
     on a card 100 ppm slow put it 0.36 s behind the echo (under 1 dB)."""
-    echo, out = cancel_through_the_card(
-        make_echo_canceller("speex"), reply, OUTPUT_HZ, crystals, Room(1, 0.3), uptime
-    )
+    card = ThroughTheCard(make_echo_canceller("speex"), OUTPUT_HZ, crystals, Room(1, 0.3))
+    echo, out = card.reply(reply, uptime)
     assert erle(echo[2 * RATE :], out[2 * RATE :]) >= 25
 
 
@@ -107,9 +107,10 @@ def test_audio_written_after_the_card_ran_dry_starts_a_new_run() -> None:
     piece = AudioChunk(RATE, 2, 1, np.ones(320, "<i2").tobytes(), 0.0)
     stage.played(piece, 5.0)
     stage.played(piece, 5.001)  # queued behind the first: right after it
-    assert stage.reference.take(5 * RATE - 80, 640).all()
+    assert stage.reference.take(5 * RATE - 80, 640 - HALF).all()  # the end comes later
     stage.played(piece, 7.0)  # the card had played both long before
-    assert stage.reference.take(7 * RATE - 80, 320).all()
+    assert stage.reference.take(5 * RATE - 80, 640).all()  # the end of the run before
+    assert stage.reference.take(7 * RATE - 80, 320 - HALF).all()
     assert not stage.reference.take(5 * RATE + 560, 320).any()
 
 
@@ -134,4 +135,4 @@ def test_a_stop_that_flushes_the_card_starts_a_new_run() -> None:
     system.now = 5.1
     assert tap.flush() == 640 and flushed == [1]
     tap.write(AudioChunk(RATE, 2, 1, np.full(320, 3, "<i2").tobytes(), 0.0))
-    assert (stage.reference.take(int(5.1 * RATE) - 80, 320) == 3).all()
+    assert (stage.reference.take(int(5.1 * RATE) - 80, 320 - HALF) == 3).all()

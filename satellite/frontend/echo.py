@@ -22,6 +22,7 @@ import soxr
 
 from ..audio.chunk import PIPELINE_RATE_HZ, AudioChunk, to_float_mono
 from ..stt.keywords import power
+from .echo_drift import EchoTiming, Stretcher
 from .echo_engines import EchoCanceller, Int16
 from .echo_mdf import MdfEchoCanceller
 
@@ -152,6 +153,14 @@ class EchoStage:
         #: Where the audio written next plays if the card has not run dry (None: never
         #: played yet).
         self._next_position: int | None = None
+        #: The speaker's crystal against the microphone's, learnt from replies, and the
+        #: reference played to the canceller at the rate the microphone hears it.
+        self.timing = EchoTiming()
+        self._stretcher = Stretcher()
+        self._shifted = 0.0  # of ``timing.shift``, what the reference was moved
+        #: Positions where the reference starts a new run (the player's thread adds,
+        #: the frame loop takes).
+        self._run_starts: deque[int] = deque()
         self.frames_cancelled = 0
         #: Whether the last frame had the speaker's echo taken out (something played).
         self.cancelling = False
@@ -166,8 +175,15 @@ class EchoStage:
         self.clock.heard(frame.end_seconds)
         position = round(frame.timestamp_seconds * PIPELINE_RATE_HZ)
         last = self.reference.last_played
+        was_cancelling = self.cancelling
         self.cancelling = not (last < 0 or last < position - TAIL_SECONDS * PIPELINE_RATE_HZ)
         self.reference_power = 1.0
+        starts = self._run_starts
+        while starts and starts[0] <= position:
+            starts.popleft()
+            self.timing.run_started()
+        if was_cancelling and not self.cancelling:
+            self.timing.run_started()
         if not self.cancelling:
             self.linear = frame
             return frame  # nothing played lately: no echo to take out
@@ -176,6 +192,7 @@ class EchoStage:
         reference = self.reference.take(position, count)
         self.reference_power = power(reference)
         out = self.canceller.process(mic, reference)
+        self.timing.observe(mic, reference, position)
         self.frames_cancelled += 1
         cancelled = self._chunk(out, frame)
         self.linear = cancelled
@@ -206,10 +223,23 @@ class EchoStage:
         earliest = self.clock.position(written_at + self.latency_seconds - EARLY_SECONDS)
         if earliest is None:
             return  # no microphone yet
+        rate = self.timing.rate
         following = self._next_position
-        position = earliest if following is None or earliest >= following else following
-        self.reference.push(samples, position)
-        self._next_position = position + len(samples)
+        shift = self.timing.shift - self._shifted
+        self._shifted += shift
+        if following is None or earliest >= following:  # a new run
+            held = self._stretcher.start(rate)
+            if following is not None and len(held):
+                self.reference.push(held, following)
+            position = earliest
+            self._run_starts.append(position)
+        else:  # moved where the echo was found, if it was (``EchoTiming``)
+            whole = int(np.floor(shift))
+            self._stretcher.later(shift - whole)
+            position = following + whole
+        stretched = self._stretcher.stretch(samples, rate)
+        self.reference.push(stretched, position)
+        self._next_position = position + len(stretched)
 
     def flushed(self) -> None:
         """What was queued for the card was dropped: the next write plays when written."""
