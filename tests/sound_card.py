@@ -162,7 +162,7 @@ class ThroughTheCard:
         )
         self.tap = EchoTap(NullSink(), self.stage.played, self.clock, self.stage.flushed)
         self._rng = np.random.default_rng(crystals.seed + 1)
-        self._heard_to = 0  # microphone samples the loop has had
+        self.heard_to = 0  # microphone samples the loop has had
 
     def _loop_delay(self) -> float:
         return float(self._rng.exponential(LOOP_MS / 1000))
@@ -182,10 +182,10 @@ class ThroughTheCard:
         heard = acoustic_echo(output, rate_hz, playback.device_start, crystals, first, count)
         echo = self.room.echo(heard)
         mic = _int16(echo)
-        for end in range(self._heard_to + FRAME_SAMPLES, first + 1, FRAME_SAMPLES * UPTIME_STRIDE):
+        for end in range(self.heard_to + FRAME_SAMPLES, first + 1, FRAME_SAMPLES * UPTIME_STRIDE):
             self.clock.now = crystals.mic_time(end) + self._loop_delay()
             self.stage.clock.heard(end / PIPELINE_RATE_HZ)  # between replies: the clock only
-        self._heard_to = first + count
+        self.heard_to = first + count
         events = [(t, 1, w) for w, t in enumerate(playback.returned)]
         for f in range(count // FRAME_SAMPLES):
             end = first + (f + 1) * FRAME_SAMPLES

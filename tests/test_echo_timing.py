@@ -43,8 +43,9 @@ def replies() -> list[Float]:
 
 
 def _replies(card: ThroughTheCard, replies: list[Float], count: int) -> list[tuple[float, ...]]:
-    """``count`` replies 3 s apart; the echo taken out of each over 1-2 s and from 2 s."""
-    at, taken = 600.0, []
+    """``count`` replies 3 s apart (the first 600 s up, or 3 s after the card's last);
+    the echo taken out of each over 1-2 s and from 2 s."""
+    at, taken = max(600.0, card.heard_to / RATE + 3.0), []
     for n in range(count):
         reply = replies[n % len(replies)]
         echo, out = card.reply(reply, at)
@@ -139,3 +140,20 @@ def test_each_reply_is_moved_to_where_the_filter_learnt_the_echo(replies: list[F
     still.stage.timing.align = False
     placed = _replies(still, replies, 8)
     assert np.mean([t[0] for t in placed[3:]]) < 20, placed
+
+
+def test_a_moved_speaker_is_learnt_afresh(replies: list[Float]) -> None:
+    """The speaker moved (another room's paths, 2 ms further): the fingerprint matches no
+    more, so it is learnt afresh, and replies are matched and taken out again."""
+    card = ThroughTheCard(
+        make_echo_canceller("speex"), OUTPUT_HZ, Crystals(start_ms=2.0, seed=6), Room(1, 0.3)
+    )
+    _replies(card, replies, 4)
+    card.room = Room(3, 0.4, seed=9)
+    timing = card.stage.timing
+    _replies(card, replies, 4)
+    moved, matched = timing.runs_moved, timing.windows_matched
+    taken = _replies(card, replies, 4)
+    assert timing.windows_matched > matched + 8
+    assert timing.runs_moved >= moved + 3
+    assert min(t[1] for t in taken) >= 30, taken

@@ -22,7 +22,9 @@ How a window's echo is found: the phase-transform cross-correlation of microphon
 reference over lags 0-300 ms is the room's fingerprint (its direct path and early
 reflections). A window's fingerprint is matched against the fingerprint learnt so far,
 whole (which of the room's paths stands highest varies from window to window, so the
-highest peak alone is not where the echo is), to a fraction of a sample.
+highest peak alone is not where the echo is), to a fraction of a sample. A window that
+matches too little is not used; five loud ones in a row, and the room has changed (a
+speaker moved): its fingerprint is learnt afresh.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ MIN_MATCH = 0.3
 MIN_REFERENCE_POWER = 1e4
 #: How much each matched window adds to the learnt fingerprint.
 LEARN = 0.2
+#: Loud windows in a row that match no more: the room changed (a speaker moved), and
+#: its fingerprint is learnt afresh.
+MISSES_TO_RELEARN = 5
 #: Delays fitted per reply: at least, and the span they must cover, samples.
 MIN_WINDOWS = 3
 MIN_SPAN = 2 * WINDOW
@@ -85,6 +90,7 @@ class EchoTiming:
         #: Where the echo was, against the fingerprint, at the end of the last run.
         self._last_offset: float | None = None
         self._aligning = False
+        self._misses = 0
         self._mic: list[Int16] = []
         self._ref: list[Int16] = []
         self._first: int | None = None
@@ -127,7 +133,12 @@ class EchoTiming:
             return
         found = offset(curve, self._print)
         if found is None:
+            self._misses += 1
+            if self._misses >= MISSES_TO_RELEARN:  # another room: learn it afresh
+                self._print, self._last_offset, self._aligning = None, None, False
+                self._offsets, self._misses = [], 0
             return
+        self._misses = 0
         where, _ = found
         self.windows_matched += 1
         if self._aligning and self._last_offset is not None:
