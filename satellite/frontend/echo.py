@@ -151,8 +151,10 @@ class EchoStage:
         #: From handing audio to a sound card that plays nothing to hearing it, s.
         self.latency_seconds = latency_seconds
         #: Where the audio written next plays if the card has not run dry (None: never
-        #: played yet).
+        #: played yet, or flushed). The player's thread writes; a stop flushes from
+        #: another, hence the lock.
         self._next_position: int | None = None
+        self._placing = threading.Lock()
         #: The speaker's crystal against the microphone's, learnt from replies, and the
         #: reference played to the canceller at the rate the microphone hears it.
         self.timing = EchoTiming()
@@ -223,6 +225,11 @@ class EchoStage:
         earliest = self.clock.position(written_at + self.latency_seconds - EARLY_SECONDS)
         if earliest is None:
             return  # no microphone yet
+        with self._placing:
+            self._place(samples, earliest)
+
+    def _place(self, samples: Int16, earliest: int) -> None:
+        """``samples`` (16 kHz) after the run before them, or a new run at ``earliest``."""
         rate = self.timing.rate
         following = self._next_position
         shift = self.timing.shift - self._shifted
@@ -243,7 +250,8 @@ class EchoStage:
 
     def flushed(self) -> None:
         """What was queued for the card was dropped: the next write plays when written."""
-        self._next_position = None
+        with self._placing:
+            self._next_position = None
 
     def _to_pipeline_rate(self, chunk: AudioChunk) -> Int16:
         """16 kHz, chunk by chunk: a streaming resampler would hand its output on late
