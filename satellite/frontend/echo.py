@@ -184,8 +184,8 @@ class EchoStage:
         while starts and starts[0] <= position:
             starts.popleft()
             self.timing.run_started()
-        if was_cancelling and not self.cancelling:
-            self.timing.run_started()
+        if was_cancelling and not self.cancelling:  # the reply ended: fit its slide now,
+            self.timing.run_started()  # so the next reply's first writes get the new rate
         if not self.cancelling:
             self.linear = frame
             return frame  # nothing played lately: no echo to take out

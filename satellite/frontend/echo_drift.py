@@ -82,9 +82,7 @@ class EchoTiming:
         #: adds, the player's thread follows).
         self.shift = 0.0
         self.runs_moved = 0
-        self.runs_fitted = 0
         self.windows_matched = 0
-        self.last_slope: float | None = None
         #: The room's fingerprint (None until a reply was heard).
         self._print: Float | None = None
         #: Where the echo was, against the fingerprint, at the end of the last run.
@@ -165,8 +163,6 @@ class EchoTiming:
             if b[0] - a[0] >= WINDOW
         ]
         slope = float(np.median(slopes))  # Theil-Sen: a window spoilt by a person is outvoted
-        self.last_slope = slope
-        self.runs_fitted += 1
         if self.follow_rate:
             limit = MAX_PPM * 1e-6
             self.rate = float(np.clip(self.rate + GAIN * slope, -limit, limit))
