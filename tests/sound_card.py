@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 import soxr
 
 from satellite.audio.alsa import ALSA_PERIODS
@@ -28,7 +27,7 @@ from satellite.audio.echo_tap import EchoTap
 from satellite.audio.io import NullSink
 from satellite.frontend.echo import EchoStage, MicClock
 from satellite.frontend.echo_engines import EchoCanceller
-from tests.room import Float, Room
+from tests.room import Float, Room, to_int16
 
 #: The player's writes and the silence before a reply after a quiet spell, ms (defaults).
 PERIOD_MS = 20
@@ -181,7 +180,7 @@ class ThroughTheCard:
         count = round(seconds * PIPELINE_RATE_HZ) // FRAME_SAMPLES * FRAME_SAMPLES
         heard = acoustic_echo(output, rate_hz, playback.device_start, crystals, first, count)
         echo = self.room.echo(heard)
-        mic = _int16(echo)
+        mic = to_int16(echo)
         for end in range(self.heard_to + FRAME_SAMPLES, first + 1, FRAME_SAMPLES * UPTIME_STRIDE):
             self.clock.now = crystals.mic_time(end) + self._loop_delay()
             self.stage.clock.heard(end / PIPELINE_RATE_HZ)  # between replies: the clock only
@@ -200,10 +199,6 @@ class ThroughTheCard:
                 frame = AudioChunk(PIPELINE_RATE_HZ, 2, 1, mic[span].tobytes(), at)
                 out[span] = np.frombuffer(self.stage.process(frame).samples, "<i2")
             else:
-                piece = _int16(output[starts[index] : starts[index + 1]])
+                piece = to_int16(output[starts[index] : starts[index + 1]])
                 self.tap.write(AudioChunk(rate_hz, 2, 1, piece.tobytes(), 0.0))
         return echo, out
-
-
-def _int16(x: Float) -> npt.NDArray[np.int16]:
-    return np.clip(np.round(x), -32768, 32767).astype(np.int16)
