@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .help_answers import ANSWER_INTENTS, HELP
 from .intents import CARE_INTENTS, DEVICE_ACTION_INTENTS, NOT_A_COMMAND
-from .recognizer import SOURCE_TEMPLATE, IntentResult
+from .recognizer import SOURCE_LLM, SOURCE_TEMPLATE, IntentResult
 from .targets import other_slots
 
 if TYPE_CHECKING:
@@ -162,6 +162,26 @@ def doubtful(
     if voices and result.intent == HELP and settings.confirm_help_among_voices:
         return True
     return loud and settings.ask_again_when_loud
+
+
+def help_heard_otherwise(
+    result: IntentResult, grammar_intent: str | None, settings: SttSettings
+) -> bool:
+    """Whether ``result`` is a call for help the LLM read from free transcription of
+    words the grammar search had heard as another command (``grammar_intent``: what the
+    templates made of that hearing, not believed), to be confirmed before it goes out
+    (``confirm_help_heard_otherwise``; no answer: it goes out unconfirmed). Two readings
+    of one utterance that disagree that much are a mishearing more often than a call:
+    "turn on the kitchen light" said over the satellite's own reply went to the
+    fallback as "carry on its own life", and the LLM, biased towards help, made that a
+    call for help. A free phrasing of help the grammar heard as no command at all goes
+    out at once, as before."""
+    return (
+        settings.confirm_help_heard_otherwise
+        and result.source == SOURCE_LLM
+        and result.intent == HELP
+        and grammar_intent not in (None, HELP)
+    )
 
 
 def ask_again_unheard(result: IntentResult, noisy: bool, settings: SttSettings) -> bool:

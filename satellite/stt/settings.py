@@ -98,6 +98,12 @@ class SttSettings(Section):
         "Confirm a call for help heard among other voices before sending it (with "
         "ask_again_among_voices off too)",
     )
+    confirm_help_heard_otherwise: bool = option(
+        True,
+        check_boolean,
+        "Confirm a call for help that the LLM read from free transcription when the "
+        "grammar search heard the same words as another command (a command misheard)",
+    )
     believe_repeats: bool = option(
         False,
         check_boolean,
