@@ -14,11 +14,12 @@ from homeassistant.components.sensor import (
 )
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.helpers.restore_state import RestoreEntity
 from homeassistant.helpers.typing import StateType
 
 from .device import PocketSatellite
 from .entity import PocketSatelliteEntity
-from .messages import ENROLMENT_STATES, STATES
+from .messages import ENROLMENT_STATES, STATES, EnrolmentMessage, MessageError
 from .models import PocketConfigEntry
 
 PARALLEL_UPDATES = 0
@@ -32,6 +33,9 @@ class PocketSensorDescription(SensorEntityDescription):
     listen_to: tuple[str, ...]
     attrs_fn: Callable[[PocketSatellite], dict[str, Any] | None] = lambda _: None
 
+
+#: Enrolment states that end one: kept over a restart of Home Assistant.
+ENROLMENT_ENDED = ("done", "failed", "cancelled")
 
 SENSORS = (
     PocketSensorDescription(
@@ -78,7 +82,12 @@ async def async_setup_entry(
 ) -> None:
     """Add the sensors."""
     satellite = entry.runtime_data.satellite
-    async_add_entities(PocketSensor(satellite, description) for description in SENSORS)
+    async_add_entities(
+        (PocketEnrolmentSensor if description.key == "enrolment" else PocketSensor)(
+            satellite, description
+        )
+        for description in SENSORS
+    )
 
 
 class PocketSensor(PocketSatelliteEntity, SensorEntity):
@@ -99,3 +108,25 @@ class PocketSensor(PocketSatelliteEntity, SensorEntity):
     def extra_state_attributes(self) -> dict[str, Any] | None:
         """What goes with it (an enrolment's speaker, prompt, sentence, error)."""
         return self.entity_description.attrs_fn(self.satellite)
+
+
+class PocketEnrolmentSensor(PocketSensor, RestoreEntity):
+    """The last enrolment, kept over a restart of Home Assistant: the satellite sends
+    each of its steps once (not retained), so after a restart the sensor would be
+    unknown until the next enrolment. An ended one is restored (done, failed,
+    cancelled); one under way is not: it may have ended while Home Assistant was down,
+    and its next step comes with its next prompt."""
+
+    async def async_added_to_hass(self) -> None:
+        """Restore the last ended enrolment, unless the satellite has sent one since."""
+        await super().async_added_to_hass()
+        last = await self.async_get_last_state()
+        if self.satellite.last_enrolment is not None or last is None:
+            return
+        if last.state not in ENROLMENT_ENDED:
+            return
+        try:
+            restored = EnrolmentMessage.parse({**last.attributes, "state": last.state})
+        except MessageError:
+            return  # (stored by another version: left unknown)
+        self.satellite.last_enrolment = restored

@@ -7,10 +7,14 @@ from __future__ import annotations
 from unittest.mock import MagicMock
 
 import pytest
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, State
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import device_registry as dr
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_fire_mqtt_message,
+    mock_restore_cache,
+)
 from voluptuous import Invalid
 
 from custom_components.pocket_satellite.const import (
@@ -19,7 +23,7 @@ from custom_components.pocket_satellite.const import (
     SERVICE_ENROL,
 )
 
-from .conftest import example, fire, published
+from .conftest import BASE, example, fire, published
 
 SENSOR = "sensor.kitchen_voice_enrolment"
 
@@ -87,3 +91,42 @@ async def test_the_enrolment_sensor_follows_the_satellite(
     fire(hass, "enrolment", {"type": "enrolment", "state": "dancing"})  # malformed: ignored
     await hass.async_block_till_done()
     assert hass.states.get(SENSOR).state == "failed"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("stored", "restored"), [("done", "done"), ("cancelled", "cancelled"), ("prompting", "unknown")]
+)
+async def test_an_ended_enrolment_is_kept_over_a_restart(
+    hass: HomeAssistant,
+    mqtt_mock: MagicMock,
+    config_entry: MockConfigEntry,
+    stored: str,
+    restored: str,
+) -> None:
+    """The satellite sends each step once: after a restart of Home Assistant the sensor
+    shows the last ended enrolment, not unknown; one under way may have ended since."""
+    attributes = {**example("enrolment", 1), "friendly_name": "Kitchen voice enrolment"}
+    mock_restore_cache(hass, [State(SENSOR, stored, attributes)])
+    config_entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    async_fire_mqtt_message(hass, f"{BASE}/status", "online", retain=True)
+    await hass.async_block_till_done()
+    state = hass.states.get(SENSOR)
+    assert state is not None and state.state == restored
+    if restored != "unknown":
+        assert state.attributes["speaker"] == attributes["speaker"]
+        assert state.attributes["kept"] == attributes["kept"]
+    fire(hass, "enrolment", example("enrolment", 0))  # the satellite's next step wins
+    await hass.async_block_till_done()
+    assert hass.states.get(SENSOR).state == "prompting"  # type: ignore[union-attr]
+
+
+async def test_a_stored_enrolment_of_another_shape_is_left_unknown(
+    hass: HomeAssistant, mqtt_mock: MagicMock, config_entry: MockConfigEntry
+) -> None:
+    mock_restore_cache(hass, [State(SENSOR, "done", {"speaker": "gran"})])
+    config_entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    async_fire_mqtt_message(hass, f"{BASE}/status", "online", retain=True)
+    await hass.async_block_till_done()
+    assert hass.states.get(SENSOR).state == "unknown"  # type: ignore[union-attr]
