@@ -4,7 +4,7 @@ Run on one core:  taskset -c 0 python bench/robustness.py [--step 3] [--full]
 
 Scenes come from tests/corpus.py (eSpeak NG, flite and Festival voices; clean, reverb,
 white, pink, babble and TV-like noise) and are replayed frame by frame through the
-satellite as it hears them (default configuration, no LLM).
+satellite as it hears them (default configuration, no LLM; ``--llm``: with it).
 
 - Commands (tests/data/commands.tsv, every ``--step``-th) after "okay nabu": right at
   once, right after the satellite asked once more (the command said again, another take
@@ -76,10 +76,14 @@ def configured(settings: list[str]) -> Config:
 
 
 def run_commands(
-    rooms: tuple[corpus.Room, ...], step: int, wake: bool = True, config: Config | None = None
+    rooms: tuple[corpus.Room, ...],
+    step: int,
+    wake: bool = True,
+    config: Config | None = None,
+    llm: bool = False,
 ) -> dict[str, Any]:
     config = config or Config()
-    understanding = robustness.listener(config)
+    understanding = robustness.listener(config, llm)
     voices = corpus.available(corpus.VOICES_ALL)
     rows = commands()[::step]
     table: dict[str, dict[str, Any]] = {}
@@ -111,10 +115,10 @@ def run_commands(
 
 
 def run_out_of_domain(
-    rooms: tuple[corpus.Room, ...], step: int, config: Config | None = None
+    rooms: tuple[corpus.Room, ...], step: int, config: Config | None = None, llm: bool = False
 ) -> dict[str, Any]:
     config = config or Config()
-    understanding = robustness.listener(config)
+    understanding = robustness.listener(config, llm)
     voices = corpus.available(corpus.VOICES_ALL)
     sentences = lines("out_of_domain.txt")[::step]
     table: dict[str, dict[str, Any]] = {}
@@ -206,6 +210,9 @@ def main() -> int:
     )
     parser.add_argument("--name", default="robustness", help="results file name")
     parser.add_argument(
+        "--llm", action="store_true", help="with the LLM fallback, as the satellite runs by default"
+    )
+    parser.add_argument(
         "--set", nargs="*", default=[], metavar="SECTION.KEY=VALUE",
         help="configuration changed from the default (e.g. stt.loud_shift=4)",
     )  # fmt: skip
@@ -232,14 +239,16 @@ def main() -> int:
         )  # fmt: skip
         print(f"false wakes per hour ({wake['false_wakes']['hours']} h):", wake["false_wakes"])
     if "commands" not in args.skip:
-        results["commands"] = run_commands(rooms, args.step, not args.no_wake, configured(args.set))
+        results["commands"] = run_commands(
+            rooms, args.step, not args.no_wake, configured(args.set), args.llm
+        )
         print_table(
             ["family", "room", "n", *(f"{w} %" for w in robustness.OUTCOMES)],
             device_rows(results["commands"]),
         )
     if "ood" not in args.skip:
         results["out_of_domain"] = run_out_of_domain(
-            rooms_labelled(parser, args.ood_rooms), args.ood_step, configured(args.set)
+            rooms_labelled(parser, args.ood_rooms), args.ood_step, configured(args.set), args.llm
         )
         print_table(
             ["voices | room", "n", "device switched", "false help", "asked again", "acted after"],
@@ -258,11 +267,14 @@ def main() -> int:
         kept["cases"] += results["commands"]["cases"]
         results["commands"] = kept
     merged.update(results)
-    merged["voices"] = [v.label for v in corpus.available(corpus.VOICES_ALL)]
-    merged["command_step"] = args.step
-    merged["wake_word"] = not args.no_wake
-    merged["settings"] = args.set
-    merged["loud_mllr"] = str(args.loud_mllr) if args.loud_mllr else None
+    merged.update(
+        voices=[v.label for v in corpus.available(corpus.VOICES_ALL)],
+        command_step=args.step,
+        wake_word=not args.no_wake,
+        settings=args.set,
+        llm=args.llm,
+        loud_mllr=str(args.loud_mllr) if args.loud_mllr else None,
+    )
     print(write_results(args.name, merged))
     return 0
 

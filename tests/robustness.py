@@ -46,6 +46,8 @@ QUESTION_SECONDS = 1.2
 #: The most takes of a command the dialogue hears: a request not made out, asked for
 #: again, heard doubtful and asked about once more.
 MAX_TAKES = 3
+#: The longest a scene waits for the LLM fallback's answer after its input ended, s.
+FALLBACK_WAIT_SECONDS = 60.0
 
 #: Outcomes of a command.
 RIGHT = "right"
@@ -111,10 +113,10 @@ class Heard:
         return self.answers[0] if self.answers else None
 
 
-def listener(config: Config) -> Understanding:
-    """Understanding without an LLM or speech rate, to replay many scenes with (its
-    decoders take a while to start)."""
-    understanding = build_understanding(config, use_llm=False)
+def listener(config: Config, llm: bool = False) -> Understanding:
+    """Understanding without speech rate (and without an LLM unless ``llm``), to replay
+    many scenes with (its decoders take a while to start)."""
+    understanding = build_understanding(config, use_llm=llm)
     understanding.prosody = None
     return understanding
 
@@ -157,6 +159,8 @@ def replay(
         heard.intents += [e for e in events if isinstance(e, IntentRecognized)]
         heard.answers += [a for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
     events = pipeline.end_of_input()  # what is still being decided is decided now
+    if understanding.fallback is not None:  # and what the LLM makes of the rest
+        events += pipeline.poll(len(samples) / synth.RATE, wait_seconds=FALLBACK_WAIT_SECONDS)
     heard.intents += [e for e in events if isinstance(e, IntentRecognized)]
     heard.answers += [a for a in pipeline.take_actions() if isinstance(a, AnswerDue)]
     return heard
