@@ -143,7 +143,7 @@ class EnrolHandling:
             for event in events:
                 if isinstance(event, SpeechStarted):
                     self._takes.add(event.utterance_id)
-        if not self._takes:
+        if not self._takes and session is None:
             return events, actions
         help_heard = any(
             isinstance(a, AnswerDue) and a.result.intent == HELP and a.utterance_id in self._takes

@@ -116,9 +116,15 @@ class Pipeline:
     def listen_again(self, at_seconds: float) -> list[Event]:
         """Listen for an utterance with no wake word from ``at_seconds`` (the satellite
         asked a question and has said it); it times out as after a wake word. Nothing
-        happens while an utterance is being heard or with no wake word to skip."""
+        happens while an utterance is being heard. Listening on without a wake word
+        (continuous), the answer is looked for from then on and times out the same way
+        (an enrolment's prompt nobody answers goes on to the next)."""
         s = self.stages
-        if s.wake is None or s.recorder.active:
+        if s.wake is None:
+            if s.recorder.phase is Phase.AWAITING_ONSET:
+                s.recorder.listen_for_answer(at_seconds)
+            return []
+        if s.recorder.active:
             return []
         events: list[Event] = []
         self._set_state(State.LISTENING, at_seconds, events)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,18 +27,27 @@ from satellite.enrol.prompted import (
     spoken_prompts,
     takes_dir,
 )
-from satellite.events import EnrolmentChanged, UtteranceEnded
+from satellite.events import EnrolmentChanged, ListeningTimeout, UtteranceEnded
 from satellite.mqtt.payloads import Control, EnrolRequest, PayloadError, decode_inbound
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.nlu.help_answers import HELP
+from satellite.pipeline import build_pipeline
 from satellite.stt.speakers import MLLR_FILE, enrolled
+from satellite.understanding import build_understanding
+from satellite.understanding.dialogue import Dialogue
 from tests import corpus, synth
-from tests.app_harness import Published
+from tests.app_harness import Published, dialogue_app
 from tests.cli_support import run_command
-from tests.enrol_by_voice_support import Answer, enrol_app, enrol_by_voice
+from tests.enrol_by_voice_support import (
+    LONGEST_SECONDS,
+    Answer,
+    enrol_app,
+    enrol_by_voice,
+)
 from tests.enrol_support import write_wav
 from tests.mqtt_support import Probe, have_mosquitto, run_config, running_broker
 from tests.test_enrol import needs_tools
+from tests.understand import FLOOR_RMS
 
 #: The person who enrols (a recorded-speech voice: not the satellite's own eSpeak NG).
 PERSON = corpus.Voice("flite", "slt", 1.0)
@@ -226,3 +237,45 @@ def test_a_take_that_cannot_be_kept_ends_the_enrolment_with_the_reason(
     steps = [e for e in published.events if isinstance(e, EnrolmentChanged)]
     assert [e.state for e in steps] == ["prompting", "failed"]
     assert "cannot keep a take" in steps[-1].error and "No space left" in steps[-1].error
+
+
+@pytest.mark.parametrize("continuous", [False, True], ids=["wake-word", "listening-on"])
+def test_a_prompt_nobody_answers_times_out(tmp_path: Path, continuous: bool) -> None:
+    """A prompt nobody answers times out and is asked once more, then left out, so an
+    enrolment left alone ends (too few sentences heard) instead of waiting for ever:
+    also before any take was heard (the first prompt's timeout had been dropped), and
+    listening on without a wake word (where the recorder never times out by itself;
+    it does for an answer now)."""
+    config = Config()
+    understanding = build_understanding(config, use_llm=False)
+    pipeline = build_pipeline(config, continuous=continuous, understanding=understanding)
+    place = EnrolPlace(str(tmp_path))
+    app, published, _ = dialogue_app(pipeline, Dialogue(question=understanding.question), place)
+    request = EnrolRequest("start", "gran", 5)
+
+    def nobody() -> Iterator[AudioChunk]:
+        at = 0.0
+        while at < LONGEST_SECONDS:
+            if not app.handled:
+                app.inbox.put(request)
+            while not app.voice.idle():
+                time.sleep(0.005)
+            steps = [e for e in published.events if isinstance(e, EnrolmentChanged)]
+            if steps and steps[-1].state not in ("prompting", "adapting"):
+                return
+            room = synth.white_noise(0.1, FLOOR_RMS, seed=round(at * 10))
+            for chunk in synth.mic_chunks(room):
+                yield AudioChunk.from_int16(chunk.to_int16(), timestamp_seconds=at)
+                at += chunk.seconds
+
+    try:
+        app.run(nobody())
+    finally:
+        app.close()
+    steps = [e for e in published.events if isinstance(e, EnrolmentChanged)]
+    # each prompt asked twice (the second time "I didn't hear that"), then given up
+    assert [e.state for e in steps] == ["prompting"] * 10 + ["failed"]
+    assert [e.prompt for e in steps[:10:2]] == [1, 2, 3, 4, 5]
+    assert "only 0 of 5" in steps[-1].error
+    timeouts = [e for e in published.events if isinstance(e, ListeningTimeout)]
+    assert len(timeouts) == 10

@@ -242,7 +242,8 @@ class UtteranceRecorder:
             if now >= self._follow_on_until:
                 self.reset()  # nothing followed: the conversation is over
             return []
-        if not self.continuous and now - self._wake_seconds >= self.settings.listen_timeout_seconds:
+        timed = not self.continuous or self.asked  # listening on: only for an answer
+        if timed and now - self._wake_seconds >= self.settings.listen_timeout_seconds:
             event = ListeningTimeout(timestamp_seconds=round(now, 3), utterance_id=self._take_id())
             self.reset()
             return [event]
