@@ -62,11 +62,8 @@ def build_pipeline(
 
 
 class Pipeline:
-    """Front end + wake word + utterance recorder as one synchronous frame loop.
-
-    With ``wake`` set to None the pipeline runs continuously: every utterance the VAD
-    finds is emitted, no wake word needed.
-    """
+    """Front end + wake word + utterance recorder as one synchronous frame loop. With
+    ``wake`` None it runs continuously: every utterance the VAD finds, no wake word."""
 
     def __init__(self, stages: Stages) -> None:
         self.stages = stages
@@ -115,18 +112,14 @@ class Pipeline:
 
     def listen_again(self, at_seconds: float) -> list[Event]:
         """Listen for an utterance with no wake word from ``at_seconds`` (the satellite
-        asked a question and has said it); it times out as after a wake word. Nothing
-        happens while an utterance is being heard. Listening on without a wake word
-        (continuous), the answer is looked for from then on and times out the same way
-        (an enrolment's prompt nobody answers goes on to the next)."""
-        s = self.stages
-        if s.wake is None:
-            if s.recorder.phase is Phase.AWAITING_ONSET:
-                s.recorder.listen_for_answer(at_seconds)
-            return []
-        if s.recorder.active:
-            return []
-        events: list[Event] = []
+        asked a question and has said it); it times out as after a wake word, also
+        listening on without one (an enrolment's prompt nobody answers goes on). Nothing
+        happens while an utterance is being heard."""
+        s, events = self.stages, list[Event]()
+        if s.wake is None and s.recorder.phase is Phase.AWAITING_ONSET:
+            s.recorder.listen_for_answer(at_seconds)
+        if s.wake is None or s.recorder.active:
+            return events
         self._set_state(State.LISTENING, at_seconds, events)
         s.vad.reset()
         s.recorder.listen_for_answer(at_seconds)
