@@ -15,10 +15,12 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .help_answers import HELP
 from .llm_scorer import DEFAULT_MODEL, LabelScorer, Prompt
 from .llm_worker import LoadReport, _Worker
 from .recognizer import SOURCE_LLM, IntentResult
@@ -139,7 +141,9 @@ class LlmFallback:
         intent = self.prompt.labels.get(label)
         if intent not in self.active or probability < self.settings.min_confidence:
             return IntentResult(None, {}, probability, SOURCE_LLM, text)
-        return IntentResult(intent, {}, probability, SOURCE_LLM, text)
+        words = set(re.findall(r"[a-z']+", text.lower()))
+        clear = intent != HELP or bool(words & self.prompt.unmistakable)
+        return IntentResult(intent, {}, probability, SOURCE_LLM, text, unmistakable=clear)
 
     def close(self, wait: bool = False) -> None:
         """Stop the job thread and the worker process."""

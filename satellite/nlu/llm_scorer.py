@@ -44,6 +44,8 @@ class Prompt:
     labels: dict[str, str | None]
     examples: tuple[tuple[str, str], ...]
     bias: dict[str, float]
+    #: Words that make a call for help read from them unmistakable (llm_en.yaml).
+    unmistakable: frozenset[str] = frozenset()
 
     @classmethod
     def load(cls, language: str) -> Prompt:
@@ -56,6 +58,7 @@ class Prompt:
             dict(data["labels"]),
             tuple((str(t), str(lbl)) for t, lbl in data["examples"]),
             {str(k): float(v) for k, v in (data.get("bias") or {}).items()},
+            frozenset(str(w).lower() for w in data.get("unmistakable") or ()),
         )
 
     def prefix(self) -> str:

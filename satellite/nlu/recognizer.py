@@ -28,6 +28,9 @@ class IntentResult:
     #: The devices it acts on, where its slots pick them among the known ones
     #: (targets.py); None: not known here.
     targets: frozenset[str] | None = None
+    #: A call for help read from words that leave no doubt (the templates' own, or the
+    #: LLM's from words with one of its prompt's ``unmistakable`` in them).
+    unmistakable: bool = True
 
 
 class TemplateRecognizer:

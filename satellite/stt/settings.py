@@ -98,11 +98,12 @@ class SttSettings(Section):
         "Confirm a call for help heard among other voices before sending it (with "
         "ask_again_among_voices off too)",
     )
-    confirm_help_heard_otherwise: bool = option(
+    confirm_free_help: bool = option(
         True,
         check_boolean,
-        "Confirm a call for help that the LLM read from free transcription when the "
-        "grammar search heard the same words as another command (a command misheard)",
+        "Confirm a call for help the LLM read from free speech with no word of help or "
+        'distress in it (nlu/llm_en.yaml: unmistakable) before sending it: "Do you need '
+        'help?"; unanswered it still goes out, marked unconfirmed',
     )
     believe_repeats: bool = option(
         False,

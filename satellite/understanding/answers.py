@@ -61,9 +61,8 @@ class Answers:
             result = dataclasses.replace(result, confidence=stt.confidence)
             return self.conclude(utterance_id, result, now)
         if self.jobs is not None and utterance.audio is not None:
-            report = self.reports[utterance_id]
-            report.grammar_intent = result.intent
-            self.jobs.submit(utterance_id, utterance.audio, stt.text, report.timings_ms)
+            timings = self.reports[utterance_id].timings_ms
+            self.jobs.submit(utterance_id, utterance.audio, stt.text, timings)
             return []
         return self.conclude(utterance_id, IntentResult(None, text=stt.text), now)
 
@@ -124,10 +123,9 @@ class Answers:
         reverb = report.reverb_seconds if report is not None else None
         reverberant = trust.reverberant(reverb, loud, self.settings)
         voices = report is not None and report.voices
-        grammar_intent = report.grammar_intent if report is not None else None
         doubtful = not said_before and (
             trust.doubtful(result, loud, self.settings, reverberant, voices)
-            or trust.help_heard_otherwise(result, grammar_intent, self.settings)
+            or trust.free_help(result, self.settings)
             or (not no_command and trust.ask_again_unheard(result, noisy or voices, self.settings))
         )
         # an answer to the help question is no intent Home Assistant knows (the dialogue

@@ -40,9 +40,6 @@ class UtteranceReport:
     reverb_seconds: float | None = None
     #: Whether other voices filled its room (frontend/person_span.other_voices).
     voices: bool = False
-    #: What the templates made of the grammar's hearing when it was not believed and
-    #: the utterance went to the fallback (None: nothing, or it did not go).
-    grammar_intent: str | None = None
 
     def judged(self, hearing: HearingSession) -> None:
         """Its room as ``hearing`` judged it when the utterance was decided."""
