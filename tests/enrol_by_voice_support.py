@@ -37,11 +37,13 @@ QUIET = corpus.Room("clean")
 Answer = Callable[[EnrolmentChanged], str | None]
 
 
-def enrol_app(config: Config, place: EnrolPlace) -> tuple[SatelliteApp, Published, list[Action]]:
-    """The app with a dialogue, offering enrolment by voice into ``place``: the app, what
-    it publishes and what it does."""
+def enrol_app(
+    config: Config, place: EnrolPlace, continuous: bool = False
+) -> tuple[SatelliteApp, Published, list[Action]]:
+    """The app with a dialogue, offering enrolment by voice into ``place`` (``continuous``:
+    listening on, no wake word): the app, what it publishes and what it does."""
     understanding = build_understanding(config, use_llm=False)
-    pipeline = build_pipeline(config, understanding=understanding)
+    pipeline = build_pipeline(config, continuous=continuous, understanding=understanding)
     return dialogue_app(pipeline, Dialogue(question=understanding.question), place)
 
 

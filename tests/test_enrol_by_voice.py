@@ -31,12 +31,9 @@ from satellite.events import EnrolmentChanged, ListeningTimeout, UtteranceEnded
 from satellite.mqtt.payloads import Control, EnrolRequest, PayloadError, decode_inbound
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.nlu.help_answers import HELP
-from satellite.pipeline import build_pipeline
 from satellite.stt.speakers import MLLR_FILE, enrolled
-from satellite.understanding import build_understanding
-from satellite.understanding.dialogue import Dialogue
 from tests import corpus, synth
-from tests.app_harness import Published, dialogue_app
+from tests.app_harness import Published
 from tests.cli_support import run_command
 from tests.enrol_by_voice_support import (
     LONGEST_SECONDS,
@@ -246,11 +243,7 @@ def test_a_prompt_nobody_answers_times_out(tmp_path: Path, continuous: bool) -> 
     also before any take was heard (the first prompt's timeout had been dropped), and
     listening on without a wake word (where the recorder never times out by itself;
     it does for an answer now)."""
-    config = Config()
-    understanding = build_understanding(config, use_llm=False)
-    pipeline = build_pipeline(config, continuous=continuous, understanding=understanding)
-    place = EnrolPlace(str(tmp_path))
-    app, published, _ = dialogue_app(pipeline, Dialogue(question=understanding.question), place)
+    app, published, _ = enrol_app(Config(), EnrolPlace(str(tmp_path)), continuous)
     request = EnrolRequest("start", "gran", 5)
 
     def nobody() -> Iterator[AudioChunk]:
