@@ -55,8 +55,8 @@ def templates() -> TemplateRecognizer:
         ("bedroom lamp", "HassTurnOn", True),
         ("the bedroom lamp", "HassTurnOn", True),
         ("please the bedroom lamp", "HassTurnOn", True),
-        ("i'd like to my hall blue", "HassLightSet", True),
-        ("hall blue", "HassLightSet", True),
+        ("i'd like to my kitchen blue", "HassLightSet", True),
+        ("kitchen blue", "HassLightSet", True),
         ("turn on the bedroom lamp", "HassTurnOn", False),
         ("activate the bedroom lamp", "HassTurnOn", False),
         ("kitchen light on", "HassTurnOn", False),
@@ -85,7 +85,7 @@ def test_a_bare_device_action_is_doubtful_and_nothing_else_is_for_it(
     """Asked about however well heard; a command with a verb, or a bare intent that is
     no device action, is doubtful only as before."""
     settings = Config().stt
-    for text in ("bedroom lamp", "i'd like to my hall blue"):
+    for text in ("bedroom lamp", "i'd like to my kitchen blue"):
         result = templates.recognize(text)
         assert result.intent in DEVICE_ACTION_INTENTS and result.confidence == 1.0
         assert trust.doubtful(result, False, settings), text
@@ -120,7 +120,7 @@ def test_a_bare_name_said_again_bare_switches_nothing_said_with_its_verb_it_does
     """Asked about, the same bare name heard again is no confirmation (a call for help
     or a noise forced into a name once is forced into it again): not understood, nothing
     handed to Home Assistant. The request said again with its verb goes out."""
-    bare = templates.recognize("i'd like to my hall blue")
+    bare = templates.recognize("i'd like to my kitchen blue")
     dialogue = Dialogue()
     asked = dialogue.handle(bare, "u1", 1.0, doubtful=True)
     assert [a.text for a in asked if isinstance(a, ReplyRequested)] == [REPLIES["say_again"]]
@@ -197,5 +197,11 @@ def test_espeak_i_cant_move_my_arm_is_at_worst_asked_about() -> None:
     dialogue would have set the light (the test of ``repeats`` above)."""
     heard = robustness.replay(Config(), _arm_take(), False)
     assert heard.answers, "nothing was heard"
-    firsts = [(a.result.intent, a.result.bare, a.doubtful) for a in heard.answers]
-    assert firsts == [("HassLightSet", True, True)]
+    # (the hall holds no light: since the satellite knows that, "my hall blue" is not
+    # understood at all, nlu/targets.names_no_device)
+    at_once = [
+        a.result
+        for a in heard.answers
+        if a.result.intent in DEVICE_ACTION_INTENTS and not a.doubtful
+    ]
+    assert not at_once, heard.answers

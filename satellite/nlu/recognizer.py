@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .intents import IntentSet, no_action_words
-from .targets import targets_of
+from .intents import DEVICE_ACTION_INTENTS, IntentSet, no_action_words
+from .targets import names_no_device, targets_of
 
 #: Source of an intent result.
 SOURCE_TEMPLATE = "template"
@@ -62,6 +62,10 @@ class TemplateRecognizer:
         if result is None:
             return IntentResult(None, text=text)
         slots = {name: _plain(entity.value) for name, entity in result.entities.items()}
+        if result.intent.name in DEVICE_ACTION_INTENTS and names_no_device(
+            slots, self.intent_set.entities
+        ):
+            return IntentResult(None, text=text)  # a device where it is not: misheard
         said = [str(entity.text) for entity in result.entities_list]
         bare = is_bare(text, said, self._no_action)
         targets = targets_of(slots, self.intent_set.entities)

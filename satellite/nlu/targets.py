@@ -35,6 +35,25 @@ def targets_of(slots: Mapping[str, Any], entities: Iterable[Entity]) -> frozense
     return picked or None
 
 
+def names_no_device(slots: Mapping[str, Any], entities: Iterable[Entity]) -> bool:
+    """Whether ``slots`` put what they name (a device, or a domain) in an area where no
+    known device of it is: "the study heater" with the heater in the bathroom, a
+    mishearing Home Assistant would refuse ("can you sing me a song" heard as "can you
+    study my heater to on"). False where that is not known here: no area, nothing else
+    named, no known device of it, or one whose area is not known."""
+    name, area, domain = (slots.get(key) for key in ("name", "area", "domain"))
+    if area is None or (name is None and domain is None):
+        return False
+    named = [
+        entity
+        for entity in entities
+        if (name is None or entity.name == name) and (domain is None or entity.domain == domain)
+    ]
+    if not named or any(entity.area is None for entity in named):
+        return False
+    return all(entity.area != area for entity in named)
+
+
 def other_slots(slots: Mapping[str, Any]) -> dict[str, Any]:
     """``slots`` but its target slots: what a request sets on its devices."""
     return {key: value for key, value in slots.items() if key not in TARGET_SLOTS}
