@@ -126,6 +126,7 @@ class Answers:
         doubtful = not said_before and (
             trust.doubtful(result, loud, self.settings, reverberant, voices)
             or trust.free_help(result, self.settings)
+            or trust.doubted_no(result, noisy)
             or (not no_command and trust.ask_again_unheard(result, noisy or voices, self.settings))
         )
         # an answer to the help question is no intent Home Assistant knows (the dialogue
