@@ -14,24 +14,20 @@ from collections.abc import Callable
 import pytest
 
 from satellite.config import Config
-from satellite.nlu.intents import Entity, load_intent_set
-from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
+from satellite.nlu.intents import Entity
+from satellite.nlu.recognizer import IntentResult
 from satellite.nlu.settings import DEFAULT_ENTITIES
 from satellite.nlu.targets import names_no_device
 from tests import corpus, robustness
+from tests.understand import template_reader
 
 Reader = Callable[[str], IntentResult]
-
-
-def _reader(entities: tuple[Entity, ...]) -> Reader:
-    nlu = Config().nlu
-    return TemplateRecognizer(load_intent_set("en", nlu.intents, entities, nlu.areas)).recognize
 
 
 @pytest.fixture(scope="module")
 def home() -> Reader:
     """The default home: the heater in the bathroom, the reading lamp in the study."""
-    return _reader(DEFAULT_ENTITIES)
+    return template_reader(DEFAULT_ENTITIES)
 
 
 @pytest.mark.parametrize(
@@ -65,7 +61,7 @@ def test_a_device_whose_room_is_not_known_is_left_to_home_assistant() -> None:
     unplaced = tuple(
         Entity(e.name, e.domain, None) if e.name == "heater" else e for e in DEFAULT_ENTITIES
     )
-    assert _reader(unplaced)("turn on the heater in the study").intent == "HassTurnOn"
+    assert template_reader(unplaced)("turn on the heater in the study").intent == "HassTurnOn"
 
 
 def test_what_is_not_known_here_is_not_refused() -> None:

@@ -14,33 +14,28 @@ from collections.abc import Callable
 import pytest
 
 from satellite.actions import HaIntentRequested, ReplyRequested
-from satellite.config import Config
 from satellite.nlu import trust
-from satellite.nlu.intents import Entity, load_intent_set
-from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
+from satellite.nlu.intents import Entity
+from satellite.nlu.recognizer import IntentResult
 from satellite.nlu.settings import DEFAULT_ENTITIES
 from satellite.nlu.targets import targets_of
 from satellite.understanding.dialogue import REPLIES, Dialogue
 from tests.robustness import RIGHT, WRONG, outcome
+from tests.understand import template_reader
 
 Reader = Callable[[str], IntentResult]
-
-
-def _reader(entities: tuple[Entity, ...]) -> Reader:
-    nlu = Config().nlu
-    return TemplateRecognizer(load_intent_set("en", nlu.intents, entities, nlu.areas)).recognize
 
 
 @pytest.fixture(scope="module")
 def home() -> Reader:
     """The default home: one light in the kitchen."""
-    return _reader(DEFAULT_ENTITIES)
+    return template_reader(DEFAULT_ENTITIES)
 
 
 @pytest.fixture(scope="module")
 def two_lights() -> Reader:
     """A kitchen with a second light."""
-    return _reader((*DEFAULT_ENTITIES, Entity("kitchen spots", "light", "kitchen")))
+    return template_reader((*DEFAULT_ENTITIES, Entity("kitchen spots", "light", "kitchen")))
 
 
 def test_the_name_and_the_rooms_lights_are_the_same_request_in_a_room_of_one(

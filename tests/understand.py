@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from satellite.audio.framer import Framer
 from satellite.config import Config
 from satellite.events import Event
 from satellite.nlu.events import IntentRecognized
+from satellite.nlu.intents import Entity, load_intent_set
+from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
 from satellite.pipeline import build_pipeline
 from satellite.stt.sphinx import PocketSphinxRecognizer
 from satellite.understanding import Understanding, build_understanding
@@ -29,6 +32,12 @@ DATA = Path(__file__).resolve().parent / "data"
 #: RMS of a quiet room's noise floor on a 16-bit scale, about -67 dBFS (a microphone
 #: never gives digital silence).
 FLOOR_RMS = 15.0
+
+
+def template_reader(entities: tuple[Entity, ...]) -> Callable[[str], IntentResult]:
+    """The default intents' templates over a home of ``entities``: text -> intent."""
+    nlu = Config().nlu
+    return TemplateRecognizer(load_intent_set("en", nlu.intents, entities, nlu.areas)).recognize
 
 
 def lines(name: str) -> list[str]:
