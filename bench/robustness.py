@@ -12,6 +12,11 @@ satellite as it hears them (default configuration, no LLM; ``--llm``: with it).
 - Out-of-domain sentences (tests/data/out_of_domain.txt) after "okay nabu": how often
   one switches a device or calls for help, at once or said again after the satellite
   asked once more (as a command is: the pessimist's person, who repeats it).
+- ``--declines``: asked "Do you need help?" about anything but a call for help, the
+  person says no ("no", "no thanks", "I'm fine") instead of repeating it. Each false
+  call for help is then told apart by what came of the question: sent at once (none
+  asked, or help heard in the answer), sent unconfirmed (the answer not made out), and
+  the false calls the answer dropped.
 - The wake word: detections of "okay nabu" per voice family and room for each thing
   it may hear (raw, speex at 30 and 12 dB, webrtc), at the model's own cutoff; false
   wakes per hour of reading without the wake word, from every voice.
@@ -62,6 +67,20 @@ def _heard(answer: Any) -> dict[str, Any] | None:
             "confidence": round(got.confidence, 3), "doubtful": answer.doubtful}  # fmt: skip
 
 
+#: How a false call for help ended, by what the dialogue made of the help question's
+#: answer (``Heard.help_answer``; None: no question asked).
+HELP_ENDS = {None: "help_at_once", "yes": "help_at_once", "unclear": "help_unconfirmed",
+             "silence": "help_unconfirmed", "no": "help_dropped"}  # fmt: skip
+
+
+def help_end(what_came: str, heard: robustness.Heard) -> str | None:
+    """How a scene that was no call for help ended on the help question (``HELP_ENDS``;
+    None: it was never taken for one)."""
+    if what_came == robustness.FALSE_HELP or heard.help_answer is not None:
+        return HELP_ENDS[heard.help_answer]
+    return None
+
+
 def configured(settings: list[str]) -> Config:
     """The default configuration with ``SECTION.KEY=VALUE`` settings (YAML values)."""
     data: dict[str, Any] = {}
@@ -81,27 +100,33 @@ def run_commands(
     wake: bool = True,
     config: Config | None = None,
     llm: bool = False,
+    declines: bool = False,
 ) -> dict[str, Any]:
     config = config or Config()
     understanding = robustness.listener(config, llm)
     voices = corpus.available(corpus.VOICES_ALL)
     rows = commands()[::step]
     table: dict[str, dict[str, Any]] = {}
+    help_ends: dict[str, dict[str, int]] = {}
     mistakes: list[dict[str, Any]] = []
     cases: list[dict[str, Any]] = []
     for room in rooms:
         started = time.perf_counter()
         for family in corpus.FAMILIES:
             tally = robustness.Tally()
+            ends = dict.fromkeys(sorted(set(HELP_ENDS.values())), 0)
             for index, voice, (text, intent, slots) in corpus.in_turn(voices, family, rows):
                 what, heard = robustness.judge(
-                    config, understanding, voice, text, room, intent, slots, index, wake
+                    config, understanding, voice, text, room, intent, slots, index, wake, declines
                 )
                 tally.add(what)
+                end = help_end(what, heard) if intent != "CallForHelp" else None
+                if end is not None:
+                    ends[end] += 1
                 cases.append(
                     {"room": room.label, "family": family, "voice": voice.label, "said": text,
                      "intent": intent, "outcome": what, "first": _heard(heard.first),
-                     "again": [_heard(a) for a in heard.again]}
+                     "again": [_heard(a) for a in heard.again], "help_answer": heard.help_answer}
                 )  # fmt: skip
                 if what in (robustness.WRONG, robustness.FALSE_HELP) and heard.first:
                     got = heard.first.result
@@ -110,12 +135,18 @@ def run_commands(
                          "heard": got.text, "intent": got.intent}
                     )  # fmt: skip
             table[f"{family} | {room.label}"] = tally.to_dict()
+            help_ends[f"{family} | {room.label}"] = ends
         print(f"  commands in {room.label}: {time.perf_counter() - started:.0f} s", flush=True)
-    return {"commands": len(rows), "table": table, "mistakes": mistakes, "cases": cases}
+    return {"commands": len(rows), "table": table, "help_ends": help_ends,
+            "mistakes": mistakes, "cases": cases}  # fmt: skip
 
 
 def run_out_of_domain(
-    rooms: tuple[corpus.Room, ...], step: int, config: Config | None = None, llm: bool = False
+    rooms: tuple[corpus.Room, ...],
+    step: int,
+    config: Config | None = None,
+    llm: bool = False,
+    declines: bool = False,
 ) -> dict[str, Any]:
     config = config or Config()
     understanding = robustness.listener(config, llm)
@@ -127,21 +158,25 @@ def run_out_of_domain(
         for family in corpus.FAMILIES:
             counts = dict.fromkeys(("n", "device_switched", "false_help", "asked_again"), 0)
             counts["acted_after_asking"] = 0
+            counts |= dict.fromkeys(sorted(set(HELP_ENDS.values())), 0)
             for index, voice, text in corpus.in_turn(voices, family, sentences):
                 # said again when asked about, as a command is (another take of the room)
-                _, heard = robustness.judge(
-                    config, understanding, voice, text, room, None, {}, index
+                what, heard = robustness.judge(
+                    config, understanding, voice, text, room, None, {}, index, True, declines
                 )
+                end = help_end(what, heard)
+                if end is not None:
+                    counts[end] += 1
                 acted = robustness.acted_on(heard.first, *heard.again)
                 counts["n"] += 1
                 counts["device_switched"] += robustness.device_switched_by(acted)
                 counts["false_help"] += acted is not None and acted.intent == "CallForHelp"
                 counts["asked_again"] += bool(heard.first and heard.first.doubtful)
                 counts["acted_after_asking"] += any(a and acted is a.result for a in heard.again)
-                if acted is not None:
+                if acted is not None or heard.help_answer is not None:
                     acted_cases.append(
                         {"room": room.label, "voice": voice.label, "said": text,
-                         "first": _heard(heard.first),
+                         "first": _heard(heard.first), "help_answer": heard.help_answer,
                          "again": [_heard(a) for a in heard.again]}
                     )  # fmt: skip
             table[f"{family} | {room.label}"] = counts
@@ -213,6 +248,10 @@ def main() -> int:
         "--llm", action="store_true", help="with the LLM fallback, as the satellite runs by default"
     )
     parser.add_argument(
+        "--declines", action="store_true",
+        help='asked "Do you need help?" about anything else, the person says no',
+    )  # fmt: skip
+    parser.add_argument(
         "--set", nargs="*", default=[], metavar="SECTION.KEY=VALUE",
         help="configuration changed from the default (e.g. stt.loud_shift=4)",
     )  # fmt: skip
@@ -240,20 +279,29 @@ def main() -> int:
         print(f"false wakes per hour ({wake['false_wakes']['hours']} h):", wake["false_wakes"])
     if "commands" not in args.skip:
         results["commands"] = run_commands(
-            rooms, args.step, not args.no_wake, configured(args.set), args.llm
+            rooms, args.step, not args.no_wake, configured(args.set), args.llm, args.declines
         )
         print_table(
             ["family", "room", "n", *(f"{w} %" for w in robustness.OUTCOMES)],
             device_rows(results["commands"]),
         )
+        print_table(
+            ["voices | room", *sorted(set(HELP_ENDS.values()))],
+            [[k, *r.values()] for k, r in results["commands"]["help_ends"].items()],
+        )
     if "ood" not in args.skip:
         results["out_of_domain"] = run_out_of_domain(
-            rooms_labelled(parser, args.ood_rooms), args.ood_step, configured(args.set), args.llm
+            rooms_labelled(parser, args.ood_rooms),
+            args.ood_step,
+            configured(args.set),
+            args.llm,
+            args.declines,
         )
         print_table(
-            ["voices | room", "n", "device switched", "false help", "asked again", "acted after"],
+            ["voices | room", "n", "device switched", "false help", "asked again",
+             "acted after", *sorted(set(HELP_ENDS.values()))],
             [[k, *r.values()] for k, r in results["out_of_domain"]["table"].items()],
-        )
+        )  # fmt: skip
     # the parts run now replace those of an earlier run; the others are kept
     earlier = RESULTS / f"{args.name}.json"
     merged: dict[str, Any] = json.loads(earlier.read_text()) if earlier.exists() else {}
@@ -273,6 +321,7 @@ def main() -> int:
         wake_word=not args.no_wake,
         settings=args.set,
         llm=args.llm,
+        declines=args.declines,
         loud_mllr=str(args.loud_mllr) if args.loud_mllr else None,
     )
     print(write_results(args.name, merged))

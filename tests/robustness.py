@@ -48,6 +48,9 @@ QUESTION_SECONDS = 1.2
 MAX_TAKES = 3
 #: The longest a scene waits for the LLM fallback's answer after its input ended, s.
 FALLBACK_WAIT_SECONDS = 60.0
+#: What a person who did not call for help answers "Do you need help?" with (``judge``
+#: with ``declines``), in turn by the scene's seed.
+DECLINES = ("no", "no thanks", "i'm fine")
 
 #: Outcomes of a command.
 RIGHT = "right"
@@ -106,6 +109,9 @@ class Heard:
     #: The answers owed to the command said again, each time the satellite asked
     #: (``judge``; None: nothing heard).
     again: list[AnswerDue | None] = field(default_factory=list)
+    #: What the dialogue made of the answer to "Do you need help?", if it asked
+    #: (``answer_to_help``: yes, no or unclear; "silence": nothing heard).
+    help_answer: str | None = None
 
     @property
     def first(self) -> AnswerDue | None:
@@ -258,18 +264,24 @@ def judge(
     slots: dict[str, Any],
     seed: int,
     wake: bool = True,
+    declines: bool = False,
 ) -> tuple[str, Heard]:
     """A command after the wake word in ``room`` (``wake`` False: said with listening on,
     no wake word), said again (another take of the noise, no wake word: the satellite
     listens for it after asking) each time the satellite asks once more: its outcome
-    and the first hearing (``Heard.again``: the later ones, in turn)."""
+    and the first hearing (``Heard.again``: the later ones, in turn). Asked "Do you need
+    help?", the person says the command again (the pessimist's person), or with
+    ``declines``, unless ``expected`` is a call for help, says no (``DECLINES``)."""
     heard = replay(config, scene(voice, command, room, seed, wake).audio, not wake, understanding)
     if wake and not heard.wakes:
         return NO_WAKE, heard
     acted, asked = answer_to(None, heard.first)
     while asked is not None and (len(heard.again) < MAX_TAKES - 1 or asked.intent == HELP):
         lead = LEAD_SECONDS + QUESTION_SECONDS
-        take = scene(voice, command, room, seed + 1000 * (len(heard.again) + 1), False, lead)
+        said = command
+        if asked.intent == HELP and declines and expected != HELP:
+            said = DECLINES[seed % len(DECLINES)]
+        take = scene(voice, said, room, seed + 1000 * (len(heard.again) + 1), False, lead)
         # what the dialogue asked about, as it tells understanding (dialogue.Dialogue._ask):
         # the help question is open (its answer heard with the answers' grammar)
         understanding.question.open = asked.intent == HELP
@@ -279,6 +291,10 @@ def judge(
         finally:
             understanding.question.asked, understanding.question.open = None, False
         heard.again.append(again)
+        if asked.intent == HELP:
+            heard.help_answer = (
+                "silence" if again is None else answer_to_help(again.result, again.doubtful)
+            )
         acted, asked = answer_to(asked, again)
     result = outcome(acted, expected, slots)
     return (RIGHT_AFTER_ASKING if result == RIGHT and heard.again else result), heard
