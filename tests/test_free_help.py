@@ -30,9 +30,10 @@ from satellite.nlu.fallback import FallbackJobs
 from satellite.nlu.help_answers import ANSWER_YES, HelpQuestion
 from satellite.nlu.intents import CARE_INTENTS
 from satellite.nlu.llm import LlmFallback, Prompt
-from satellite.nlu.recognizer import IntentResult
+from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
 from satellite.nlu.settings import LlmSettings
 from satellite.stt.base import SttResult
+from satellite.stt.factory import configured_intent_set
 from satellite.understanding.answers import Answers
 from satellite.understanding.dialogue import REPLIES, Dialogue
 from tests.understand import commands, lines, need_llm
@@ -135,3 +136,31 @@ def test_the_unmistakable_words_are_no_word_of_chit_chat_or_the_commands() -> No
     said = [text for text, intent, _ in commands() if intent != "CallForHelp"]
     said += lines("out_of_domain.txt")
     assert not [t for t in said if words & set(re.findall(r"[a-z']+", t.lower()))]
+
+
+@pytest.mark.parametrize("heard", ["be quiet", "i'm fine", "sorry"])
+def test_a_command_or_no_command_the_llm_reads_as_help_is_not_a_call(
+    fallback: LlmFallback, heard: str
+) -> None:
+    """Transcribed word for word, "be quiet" (a Stop command), "I'm fine" and "sorry"
+    (things said that are no command) are read by the LLM as calls for help; their words
+    are the templates' and no call: not understood."""
+    assert fallback.classify(heard, timeout_seconds=60.0).intent == "CallForHelp"
+    assert _worked_out(fallback, heard).intent is None
+
+
+@pytest.mark.parametrize("heard", [UNSAFE, FALLEN])
+def test_a_free_call_is_still_a_call_beside_the_templates(
+    fallback: LlmFallback, heard: str
+) -> None:
+    assert _worked_out(fallback, heard).intent == "CallForHelp"
+
+
+def _worked_out(fallback: LlmFallback, heard: str) -> IntentResult:
+    """What the fallback's job makes of an utterance transcribed ``heard``, its words read
+    by the default templates too, as the satellite's are."""
+    templates = TemplateRecognizer(configured_intent_set(Config().nlu, "en", None))
+    jobs = FallbackJobs(fallback, lambda _: heard, templates)
+    jobs.submit("u1", AUDIO, heard, {})
+    ((_, result),) = list(jobs.collect(wait_seconds=60.0))
+    return result

@@ -14,22 +14,36 @@ from collections.abc import Callable, Iterator
 
 from ..audio.chunk import AudioChunk
 from ..timing import ms_since
+from .help_answers import HELP, help_check_intent_set
 from .llm import LlmFallback
-from .recognizer import SOURCE_LLM, IntentResult
+from .recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
 
 _LOGGER = logging.getLogger(__name__)
 
 
 class FallbackJobs:
-    """The utterances ``fallback`` is working out, by utterance id."""
+    """The utterances ``fallback`` is working out, by utterance id.
+
+    The transcript is read with the commands' ``templates`` too, and with the things
+    said that are no command ("yes", "I'm fine"). Words they read as something other
+    than a call for help (a command: "be quiet"; "I'm fine") are not taken for a call
+    the LLM reads into them without a word of help or distress: the LLM read flite's
+    "be quiet", transcribed exactly, as a call for help in every room (0.46), and "I'm
+    fine" and "sorry" too."""
 
     def __init__(
         self,
         fallback: LlmFallback,
         open_transcribe: Callable[[AudioChunk], str] | None = None,
+        templates: TemplateRecognizer | None = None,
     ) -> None:
         self.fallback = fallback
         self.open_transcribe = open_transcribe
+        self.readers: tuple[Callable[[str], IntentResult], ...] = ()
+        if templates is not None:
+            language = templates.intent_set.language
+            no_command = TemplateRecognizer(help_check_intent_set(language))
+            self.readers = (templates.recognize, no_command.recognize)
         self._pending: dict[str, concurrent.futures.Future[IntentResult]] = {}
 
     def __contains__(self, utterance_id: object) -> bool:
@@ -59,7 +73,13 @@ class FallbackJobs:
         started = time.perf_counter()
         result = self.fallback.classify_now(text)
         timings_ms["llm"] = ms_since(started)
+        if result.intent == HELP and not result.unmistakable and self._other_words(text):
+            return IntentResult(None, {}, result.confidence, SOURCE_LLM, text)
         return result
+
+    def _other_words(self, text: str) -> bool:
+        """Whether a template reads ``text`` as something other than a call for help."""
+        return any(read(text).intent not in (None, HELP) for read in self.readers)
 
     def collect(self, wait_seconds: float = 0.0) -> Iterator[tuple[str, IntentResult]]:
         """The results that are ready with their utterance ids, in the order the jobs

@@ -77,7 +77,7 @@ class Understanding:
         self.hearing = HearingSession(recognizer, self.settings)
         self.belief = Belief(self.hearing, templates, self.settings)
         self.early = EarlyCheck(self.hearing, self.belief, self.settings)
-        jobs = FallbackJobs(fallback, open_transcribe) if fallback is not None else None
+        jobs = FallbackJobs(fallback, open_transcribe, templates) if fallback is not None else None
         self.question = HelpQuestion()  # what the dialogue asked and awaits an answer to
         self.answers = Answers(self.settings, jobs, self.question)
         self.early_endpoint_seconds = self.settings.early_endpoint_ms / 1000.0
