@@ -188,7 +188,7 @@ def free_help(result: IntentResult, settings: SttSettings) -> bool:
 def doubted_no(result: IntentResult, noisy: bool) -> bool:
     """Whether a "no" to the help question, which would drop the call, is not taken
     (the call goes out unconfirmed): heard in a ``noisy`` room, not only a loud one.
-    Noise 20 dB below the speech made flite's "yes" a clear "no", sure enough to drop
+    Noise 20 dB below the speech made flite's "yeah" a clear "no", sure enough to drop
     the call, and "help" a "no" 6 times in 20 (bench/help_answers.py, every voice)."""
     return noisy and result.intent == ANSWER_NO
 
