@@ -87,7 +87,6 @@ def _both_ways(
     ("voice", "said", "seed", "intent"),
     [
         (corpus.VOICES_CI[1], "help me", 2, "CallForHelp"),
-        (corpus.VOICES_CI[1], "hello", 8, None),
         (corpus.VOICES_CI[1], "be quiet", 2, "Stop"),
     ],
     ids=lambda v: v.label if isinstance(v, corpus.Voice) else str(v),
@@ -95,8 +94,7 @@ def _both_ways(
 def test_a_short_utterance_is_decided_the_same_at_the_pause(
     listener: Understanding, voice: corpus.Voice, said: str, seed: int, intent: str | None
 ) -> None:
-    """A call for help still goes out, flite's "hello" (heard as "hall yellow", a light's
-    colour) still switches nothing, a short command is still acted on: the same answer
+    """A call for help still goes out, a short command is still acted on: the same answer
     as with the check made at the pause, but decided within ``DECIDED_WITHIN_SECONDS``
     of the end of speech (a call: ``CALL_DECIDED_WITHIN_SECONDS``), where the check at
     the pause decided later. The guess was used, not thrown away."""
@@ -111,6 +109,22 @@ def test_a_short_utterance_is_decided_the_same_at_the_pause(
     within = CALL_DECIDED_WITHIN_SECONDS if intent == "CallForHelp" else DECIDED_WITHIN_SECONDS
     assert early.after_seconds <= within < before.after_seconds
     assert tally.used == used + 1
+
+
+def test_hello_heard_as_a_colour_for_the_halls_lights_is_no_command_either_way(
+    listener: Understanding,
+) -> None:
+    """flite's "hello" is heard as "hall yellow", a colour for the hall's lights. It was
+    the short check that found it no command, decided early; the hall holds no light,
+    so the templates now read it as none (nlu/targets.names_no_device), with or without
+    the early check, and it is not understood when the utterance ends."""
+    voice = corpus.VOICES_CI[1]
+    if not voice.available:
+        pytest.skip(f"{voice.label} is not installed")
+    scene = robustness.scene(voice, "hello", corpus.Room("clean"), seed=8)
+    early, before = _both_ways(listener, scene.audio, scene.command_end)
+    assert early == before
+    assert (early.intent, early.text) == (None, "hall yellow")
 
 
 @pytest.mark.parametrize(
@@ -151,11 +165,12 @@ def test_a_guess_made_for_nothing_puts_off_no_decision(
 
 
 def test_a_guess_is_thrown_away_when_the_person_speaks_on(listener: Understanding) -> None:
-    """ "hello ... what time is it" with a short pause after "hello" (long enough for a
-    guess, too short to end the utterance): the guess on flite's "hello" (heard as "hall
-    yellow", checked: no command) is thrown away and counted, cut short before its
-    search was done (the frames of speech went first), the search hears the whole
-    sentence again, and it comes to what it came to with no guess, when it did."""
+    """ "oh ... what time is it" with a short pause after "oh" (long enough for a guess,
+    too short to end the utterance): the guess on flite's "oh" (heard as "help", a call
+    to check) is thrown away and counted, cut short before its search was done (the
+    frames of speech went first), the search hears the whole sentence again, and it
+    comes to what it came to with no guess, when it did. ("hello" was the first word
+    here, heard as "hall yellow", until the templates read that as no command.)"""
     voice = corpus.VOICES_CI[1]
     if not voice.available:
         pytest.skip(f"{voice.label} is not installed")
@@ -163,7 +178,7 @@ def test_a_guess_is_thrown_away_when_the_person_speaks_on(listener: Understandin
         synth.silence(robustness.LEAD_SECONDS),
         corpus.speak(voice, robustness.WAKE_PHRASE),
         synth.silence(robustness.GAP_SECONDS),
-        corpus.speak(voice, "hello"),
+        corpus.speak(voice, "oh"),
         synth.silence(0.12),
         corpus.speak(voice, "what time is it"),
     ]
@@ -180,7 +195,7 @@ def test_a_guess_is_thrown_away_when_the_person_speaks_on(listener: Understandin
         before.text,
         before.doubtful,
     )
-    assert "hello" not in early.text.split()
+    assert early.intent == "GetTime"
 
 
 def test_a_guess_cut_short_by_a_reset_leaves_the_searches_aside_as_they_were(
