@@ -21,7 +21,7 @@ from satellite.config import Config
 from satellite.events import Event
 from satellite.nlu.events import HelpRequested, IntentRecognized
 from satellite.nlu.help_answers import ANSWER_NO, ANSWER_YES, answer_intent_set
-from satellite.nlu.recognizer import IntentResult, TemplateRecognizer
+from satellite.nlu.recognizer import SOURCE_LLM, IntentResult, TemplateRecognizer
 from satellite.stt.factory import (
     compile_grammar,
     configured_intent_set,
@@ -94,8 +94,9 @@ def test_a_clear_no_drops_it_and_nothing_is_sent() -> None:
         (IntentResult(None, text="what of the"), False),
         (NO, True),
         (IntentResult("GetTime", text="what time is it"), False),
+        (IntentResult("CallForHelp", {}, 0.56, SOURCE_LLM, "i had it", unmistakable=False), True),
     ],
-    ids=["not-understood", "doubtful-no", "another-command"],
+    ids=["not-understood", "doubtful-no", "another-command", "help-the-llm-read-in"],
 )
 def test_an_answer_not_made_out_sends_it_unconfirmed_at_once(
     answer: IntentResult, doubtful: bool
@@ -166,6 +167,11 @@ def test_what_an_answer_means() -> None:
     assert answer_to_help(NO, doubtful=False) == "no"
     assert answer_to_help(NO, doubtful=True) == "unclear"
     assert answer_to_help(IntentResult(None), doubtful=False) == "unclear"
+    # help the LLM read: a yes with a word of help or distress in it, else unclear
+    llm = IntentResult(HELP.intent, {}, 0.56, SOURCE_LLM, "i had it", unmistakable=False)
+    assert answer_to_help(llm, doubtful=True) == "unclear"
+    fallen = IntentResult(HELP.intent, {}, 0.9, SOURCE_LLM, "i've fallen", unmistakable=True)
+    assert answer_to_help(fallen, doubtful=True) == "yes"
 
 
 def test_the_answers_templates_read_the_answers_people_give() -> None:

@@ -287,8 +287,10 @@ def answer_to_help(answer: IntentResult, doubtful: bool) -> str:
     """What an answer to the help question means: ``yes`` (help is wanted: "yes", "I
     do", help again in any words, however doubtful), ``no`` (a "no" heard clearly, not
     ``doubtful``), or ``unclear`` (anything else, a doubtful "no" among it: the call goes
-    out unconfirmed, never lost)."""
-    if answer.intent in (ANSWER_YES, HELP):
+    out unconfirmed, never lost). Help the LLM reads into an answer with no word of help
+    or distress in it (``IntentResult.unmistakable``) is unclear, not a yes: it read
+    eSpeak's "no", in babble, transcribed "i had it", as help (0.56)."""
+    if answer.intent == ANSWER_YES or (answer.intent == HELP and answer.unmistakable):
         return "yes"
     if answer.intent == ANSWER_NO and not doubtful:
         return "no"
