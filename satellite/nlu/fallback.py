@@ -39,11 +39,9 @@ class FallbackJobs:
     ) -> None:
         self.fallback = fallback
         self.open_transcribe = open_transcribe
-        self.readers: tuple[Callable[[str], IntentResult], ...] = ()
-        if templates is not None:
-            language = templates.intent_set.language
-            no_command = TemplateRecognizer(help_check_intent_set(language))
-            self.readers = (templates.recognize, no_command.recognize)
+        self.templates = templates
+        #: The not-commands' templates, parsed in the job thread when first needed.
+        self._no_command: TemplateRecognizer | None = None
         self._pending: dict[str, concurrent.futures.Future[IntentResult]] = {}
 
     def __contains__(self, utterance_id: object) -> bool:
@@ -79,7 +77,13 @@ class FallbackJobs:
 
     def _other_words(self, text: str) -> bool:
         """Whether a template reads ``text`` as something other than a call for help."""
-        return any(read(text).intent not in (None, HELP) for read in self.readers)
+        if self.templates is None:
+            return False
+        if self._no_command is None:
+            language = self.templates.intent_set.language
+            self._no_command = TemplateRecognizer(help_check_intent_set(language))
+        readers = (self.templates, self._no_command)
+        return any(reader.recognize(text).intent not in (None, HELP) for reader in readers)
 
     def collect(self, wait_seconds: float = 0.0) -> Iterator[tuple[str, IntentResult]]:
         """The results that are ready with their utterance ids, in the order the jobs
